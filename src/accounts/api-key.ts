@@ -1,0 +1,35 @@
+// owns: the API key format (imgp_ + base62), its hash, and the shape check done before any lookup.
+import { createHash, randomBytes } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const API_KEY_PREFIX = 'imgp_';
+/** 43 base62 characters carry 256 bits; the contract asks for at least 190. */
+const KEY_BODY_LENGTH = 43;
+const API_KEY_SHAPE = /^imgp_[0-9A-Za-z]{32,128}$/;
+
+/** A new random key; rejection sampling keeps every base62 character equally likely. */
+export function generateApiKey(): string {
+  let body = '';
+  while (body.length < KEY_BODY_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && body.length < KEY_BODY_LENGTH) body += BASE62[byte % 62];
+    }
+  }
+  return API_KEY_PREFIX + body;
+}
+
+export function looksLikeApiKey(value: string): boolean {
+  return API_KEY_SHAPE.test(value);
+}
+
+/** Keys carry 256 random bits, so a plain SHA-256 is enough: there is nothing to brute-force. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Extracts the key from an Authorization header; undefined when absent or not `Bearer <key>`. */
+export function parseBearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  return match?.[1];
+}

@@ -1,0 +1,30 @@
+// The development key of operator-contract §4: seeded for dev@localhost so `npm start` is usable at once.
+import type { AppContext } from '../context.ts';
+import { findOrCreateAccount } from '../store/accounts.ts';
+import { findKeyByHash, insertApiKey, revokeActiveKey } from '../store/keys.ts';
+import { hashApiKey } from './api-key.ts';
+import { issueFirstKey } from './key-issuer.ts';
+
+export const DEV_ACCOUNT_EMAIL = 'dev@localhost';
+
+export async function seedDevKey(ctx: AppContext): Promise<void> {
+  const { db } = ctx.store;
+  const { devKey } = ctx.config;
+  if (devKey) {
+    const hash = hashApiKey(devKey);
+    if (await findKeyByHash(db, hash)) return;
+    const account = await findOrCreateAccount(db, DEV_ACCOUNT_EMAIL, 'free');
+    await db.transaction().execute(async (trx) => {
+      await revokeActiveKey(trx, account.id);
+      await insertApiKey(trx, account.id, hash);
+    });
+    ctx.log.info(`dev key: ${devKey} (free tier, ${DEV_ACCOUNT_EMAIL}, from DEV_KEY)`);
+    return;
+  }
+  if (ctx.config.isProduction) return;
+  const anyAccount = await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
+  if (anyAccount) return;
+  const account = await findOrCreateAccount(db, DEV_ACCOUNT_EMAIL, 'free');
+  const key = await issueFirstKey(db, account.id);
+  if (key) ctx.log.info(`dev key: ${key} (free tier, ${DEV_ACCOUNT_EMAIL}; shown once)`);
+}

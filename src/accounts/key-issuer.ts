@@ -1,0 +1,34 @@
+// Issuing and replacing API keys: the plaintext leaves here once, only the hash is stored.
+import type { Db } from '../store/schema.ts';
+import { insertApiKey, revokeActiveKey } from '../store/keys.ts';
+import { generateApiKey, hashApiKey } from './api-key.ts';
+
+/** Revokes the account's active key (if any) and returns a new one, in one transaction. */
+export async function replaceAccountKey(db: Db, accountId: string): Promise<string> {
+  const key = generateApiKey();
+  await db.transaction().execute(async (trx) => {
+    await revokeActiveKey(trx, accountId);
+    await insertApiKey(trx, accountId, hashApiKey(key));
+  });
+  return key;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * Issues a key only when the account has no active one; returns null otherwise. The store's one-active-key
+ * index decides races, so concurrent callers get exactly one key between them.
+ */
+export async function issueFirstKey(db: Db, accountId: string): Promise<string | null> {
+  const key = generateApiKey();
+  try {
+    await insertApiKey(db, accountId, hashApiKey(key));
+    return key;
+  } catch (err) {
+    if (isUniqueViolation(err)) return null;
+    throw err;
+  }
+}

@@ -1,0 +1,73 @@
+// The CLI commands: thin calls into the store and accounts modules, each opening and closing the store.
+import type { Config, Tier } from '../config.ts';
+import { replaceAccountKey } from '../accounts/key-issuer.ts';
+import { quotaLimitForTier, remainingUnits, usageMonth } from '../accounts/quota.ts';
+import { migrateStore, openStore } from '../store/db.ts';
+import type { Db } from '../store/schema.ts';
+import { findAccountByEmail, findOrCreateAccount, setAccountTier } from '../store/accounts.ts';
+import { hasActiveKey, revokeActiveKey } from '../store/keys.ts';
+import { findUsage } from '../store/usage.ts';
+
+/** A failure the operator caused (e.g. unknown e-mail): message on stderr, exit code as the contract says. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+async function withStore<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+  const store = openStore(config.databaseUrl, {
+    poolSize: 2,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+  });
+  try {
+    await migrateStore(store.db);
+    return await fn(store.db);
+  } finally {
+    await store.close();
+  }
+}
+
+export function migrate(config: Config): Promise<void> {
+  return withStore(config, async () => {});
+}
+
+export function createKey(config: Config, email: string, tier: Tier): Promise<string> {
+  return withStore(config, async (db) => {
+    const account = await findOrCreateAccount(db, email, tier);
+    await setAccountTier(db, account.id, tier);
+    return replaceAccountKey(db, account.id);
+  });
+}
+
+async function requireAccount(db: Db, email: string) {
+  const account = await findAccountByEmail(db, email);
+  if (!account) throw new CliError(`no account for ${email}`, 1);
+  return account;
+}
+
+export function revokeKey(config: Config, email: string): Promise<string> {
+  return withStore(config, async (db) => {
+    const account = await requireAccount(db, email);
+    const revoked = await revokeActiveKey(db, account.id);
+    return revoked ? `revoked the active key of ${account.email}` : `${account.email} had no active key`;
+  });
+}
+
+export function showAccount(config: Config, email: string): Promise<string> {
+  return withStore(config, async (db) => {
+    const account = await requireAccount(db, email);
+    const month = usageMonth(new Date());
+    const used = await findUsage(db, account.id, month);
+    const limit = quotaLimitForTier(config, account.tier);
+    return [
+      `email: ${account.email}`,
+      `tier: ${account.tier}`,
+      `key: ${(await hasActiveKey(db, account.id)) ? 'active' : 'none'}`,
+      `usage ${month}: ${used} of ${limit} (${remainingUnits(limit, used)} remaining)`,
+    ].join('\n');
+  });
+}

@@ -1,0 +1,183 @@
+// owns: reading the environment into one typed Config; every invalid value stops start-up naming its variable.
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const API_KEY_SHAPE = /^imgp_[0-9A-Za-z]{32,}$/;
+
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().min(0);
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => ['true', '1', 'yes'].includes(v));
+const absoluteUrl = z.url().transform((v) => v.replace(/\/+$/, ''));
+const cidrList = z.string().transform((v, ctx) => {
+  const items = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const item of items) {
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(item)) {
+      ctx.addIssue({ code: 'custom', message: `"${item}" is not a CIDR such as 10.0.0.0/8` });
+    }
+  }
+  return items;
+});
+
+/** Every environment variable of operator-contract §3, with its default. */
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_BASE_URL: absoluteUrl.default('http://localhost:3000'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH or postgres://…')
+    .optional(),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
+  DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(5000),
+  MAX_UPLOAD_BYTES: positiveInt.default(10_485_760),
+  MAX_FETCH_BYTES: positiveInt.default(10_485_760),
+  MAX_INPUT_PIXELS: positiveInt.default(40_000_000),
+  MAX_RESIZE_DIMENSION: positiveInt.default(10_000),
+  PROCESS_TIMEOUT_MS: positiveInt.default(15_000),
+  FETCH_TIMEOUT_MS: positiveInt.default(10_000),
+  MAX_REDIRECTS: nonNegativeInt.default(3),
+  MAX_CONCURRENT_JOBS: positiveInt.default(2),
+  MAX_CONCURRENT_FETCHES: positiveInt.default(4),
+  AVIF_EFFORT: z.coerce.number().int().min(0).max(9).default(2),
+  QUOTA_FREE: nonNegativeInt.default(1000),
+  QUOTA_STARTER: nonNegativeInt.default(5000),
+  QUOTA_GROWTH: nonNegativeInt.default(25_000),
+  QUOTA_SCALE: nonNegativeInt.default(100_000),
+  MAGIC_LINK_TTL_SECONDS: positiveInt.default(1800),
+  SIGNUP_RATE_LIMIT: positiveInt.default(5),
+  SIGNUP_RATE_WINDOW_SECONDS: positiveInt.default(3600),
+  TRUST_PROXY: booleanFlag.default(false),
+  FETCH_ALLOW_CIDRS: cidrList.default([]),
+  DEV_KEY: z
+    .string()
+    .regex(API_KEY_SHAPE, 'must be imgp_ followed by at least 32 base62 characters')
+    .optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/.+/, 'must be smtp://… or smtps://…')
+    .optional(),
+  MAIL_FROM: z.string().min(1).default('imgpipe <no-reply@localhost>'),
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_API_BASE: absoluteUrl.optional(),
+  STRIPE_PRICE_STARTER: z.string().min(1).optional(),
+  STRIPE_PRICE_GROWTH: z.string().min(1).optional(),
+  STRIPE_PRICE_SCALE: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  NODE_ENV: z.string().default('development'),
+});
+
+export type Tier = 'free' | 'starter' | 'growth' | 'scale';
+export const TIERS: readonly Tier[] = ['free', 'starter', 'growth', 'scale'];
+export const PAID_TIERS: readonly Tier[] = ['starter', 'growth', 'scale'];
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  dataDir: string;
+  databaseUrl: string;
+  databasePoolSize: number;
+  databaseStatementTimeoutMs: number;
+  maxUploadBytes: number;
+  maxFetchBytes: number;
+  maxInputPixels: number;
+  maxResizeDimension: number;
+  processTimeoutMs: number;
+  fetchTimeoutMs: number;
+  maxRedirects: number;
+  maxConcurrentJobs: number;
+  maxConcurrentFetches: number;
+  avifEffort: number;
+  quotas: Record<Tier, number>;
+  magicLinkTtlSeconds: number;
+  signupRateLimit: number;
+  signupRateWindowSeconds: number;
+  trustProxy: boolean;
+  fetchAllowCidrs: string[];
+  devKey: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  stripe:
+    | {
+        secretKey: string;
+        webhookSecret: string;
+        apiBase: string | undefined;
+        prices: Partial<Record<Tier, string>>;
+      }
+    | undefined;
+  logLevel: string;
+  shutdownTimeoutMs: number;
+  isProduction: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses `env` (process.env by default); throws ConfigError listing every bad variable by name. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError(
+      'invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required when STRIPE_SECRET_KEY is set',
+    );
+  }
+  const dataDir = resolve(e.DATA_DIR);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: e.PUBLIC_BASE_URL,
+    dataDir,
+    databaseUrl: e.DATABASE_URL ?? `sqlite:${resolve(dataDir, 'imgpipe.db')}`,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    maxFetchBytes: e.MAX_FETCH_BYTES,
+    maxInputPixels: e.MAX_INPUT_PIXELS,
+    maxResizeDimension: e.MAX_RESIZE_DIMENSION,
+    processTimeoutMs: e.PROCESS_TIMEOUT_MS,
+    fetchTimeoutMs: e.FETCH_TIMEOUT_MS,
+    maxRedirects: e.MAX_REDIRECTS,
+    maxConcurrentJobs: e.MAX_CONCURRENT_JOBS,
+    maxConcurrentFetches: e.MAX_CONCURRENT_FETCHES,
+    avifEffort: e.AVIF_EFFORT,
+    quotas: { free: e.QUOTA_FREE, starter: e.QUOTA_STARTER, growth: e.QUOTA_GROWTH, scale: e.QUOTA_SCALE },
+    magicLinkTtlSeconds: e.MAGIC_LINK_TTL_SECONDS,
+    signupRateLimit: e.SIGNUP_RATE_LIMIT,
+    signupRateWindowSeconds: e.SIGNUP_RATE_WINDOW_SECONDS,
+    trustProxy: e.TRUST_PROXY,
+    fetchAllowCidrs: e.FETCH_ALLOW_CIDRS,
+    devKey: e.DEV_KEY,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    stripe: e.STRIPE_SECRET_KEY
+      ? {
+          secretKey: e.STRIPE_SECRET_KEY,
+          webhookSecret: e.STRIPE_WEBHOOK_SECRET as string,
+          apiBase: e.STRIPE_API_BASE,
+          prices: {
+            starter: e.STRIPE_PRICE_STARTER,
+            growth: e.STRIPE_PRICE_GROWTH,
+            scale: e.STRIPE_PRICE_SCALE,
+          },
+        }
+      : undefined,
+    logLevel: e.LOG_LEVEL,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    isProduction: e.NODE_ENV === 'production',
+  };
+}

@@ -1,0 +1,49 @@
+// owns: building every long-lived service from the Config (the only place that constructs them) and closing them.
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { operationsSchema } from './pipeline/operations.ts';
+import { createLimiter, type Limiter } from './pipeline/limiter.ts';
+import { migrateStore, openStore, type Store } from './store/db.ts';
+
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  store: Store;
+  /** Image processing slots (MAX_CONCURRENT_JOBS), per instance. */
+  jobs: Limiter;
+  /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance. */
+  fetches: Limiter;
+  operations: ReturnType<typeof operationsSchema>;
+  close(): Promise<void>;
+}
+
+/** Paths pino must never print: keys and tokens travel in these places. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.query.token',
+  'apiKey',
+  'token',
+  'key',
+];
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({ level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
+}
+
+export async function createContext(config: Config, log: Logger = createLogger(config)): Promise<AppContext> {
+  const store = openStore(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+  });
+  await migrateStore(store.db);
+  return {
+    config,
+    log,
+    store,
+    jobs: createLimiter(config.maxConcurrentJobs),
+    fetches: createLimiter(config.maxConcurrentFetches),
+    operations: operationsSchema(config.maxResizeDimension),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,64 @@
+// owns: the only writer of `{"error":{"code","message"}}`: maps every thrown error to an ApiError and sends it.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, apiError, isApiError, type ErrorCode } from '../errors.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The code a malformed or unparseable body gets on this route (default invalid_request). */
+    badBodyCode?: ErrorCode;
+  }
+}
+
+/** Converts anything thrown in a request into the ApiError the client will see. */
+export function toApiError(err: unknown, request: FastifyRequest): ApiError {
+  if (isApiError(err)) return err;
+  const fe = err as Partial<FastifyError>;
+  const badBodyCode = request.routeOptions.config?.badBodyCode ?? 'invalid_request';
+  if (fe.validation)
+    return apiError(badBodyCode, `Request ${fe.validationContext ?? 'body'} ${fe.message ?? ''}`);
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new ApiError(413, badBodyCode, 'The request body is larger than this endpoint accepts');
+  }
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return apiError(
+      badBodyCode,
+      `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here`,
+    );
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    // Fastify's own client errors: empty or invalid JSON, bad content length, aborted bodies.
+    return apiError(badBodyCode, fe.message ?? 'The request could not be read');
+  }
+  return apiError('internal_error', 'Internal server error', { cause: err });
+}
+
+export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
+  return reply
+    .code(err.status)
+    .headers(err.headers)
+    .type('application/json; charset=utf-8')
+    .send({ error: { code: err.code, message: err.message, ...err.body } });
+}
+
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const apiErr = toApiError(err, request);
+    reply.errorCode = apiErr.code;
+    if (apiErr.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+    return sendApiError(reply, apiErr);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.errorCode = 'not_found';
+    return sendApiError(
+      reply,
+      apiError('not_found', `No endpoint ${request.method} ${request.url.split('?')[0]}`),
+    );
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The error code answered, for the request log and metrics. */
+    errorCode?: ErrorCode;
+  }
+}

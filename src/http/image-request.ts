@@ -1,0 +1,138 @@
+// Reads the two request forms of POST /v1/image (multipart upload, JSON url body) into one shape.
+import type { FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
+import { ApiError, apiError } from '../errors.ts';
+import {
+  parseOperationsText,
+  validateOperations,
+  type Operations,
+  type operationsSchema,
+} from '../pipeline/operations.ts';
+
+export type ImageSource = { kind: 'upload'; bytes: Buffer } | { kind: 'url'; url: string };
+
+export interface ImageRequest {
+  source: ImageSource;
+  operations: Operations;
+}
+
+/** Longest `operations` text accepted; real ones are under 200 bytes. */
+const MAX_OPERATIONS_BYTES = 16 * 1024;
+const MAX_URL_FIELD_BYTES = 8 * 1024;
+
+interface RawParts {
+  image?: Buffer;
+  url?: string;
+  operations?: string;
+}
+
+async function readUpload(file: AsyncIterable<Buffer> & { truncated: boolean }, maxBytes: number) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of file) {
+    size += chunk.length;
+    chunks.push(chunk);
+  }
+  if (file.truncated) {
+    throw apiError('image_too_large', `The upload is larger than the ${maxBytes}-byte limit`, {
+      headers: { Connection: 'close' },
+    });
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function textField(part: Multipart & { type: 'field' }, limit: number): string {
+  if (part.valueTruncated) {
+    throw apiError(
+      part.fieldname === 'operations' ? 'invalid_operations' : 'bad_upload',
+      `The ${part.fieldname} field is longer than ${limit} bytes`,
+    );
+  }
+  return String(part.value);
+}
+
+async function readMultipart(request: FastifyRequest, maxUploadBytes: number): Promise<RawParts> {
+  const raw: RawParts = {};
+  const parts = request.parts({
+    limits: {
+      fileSize: maxUploadBytes,
+      files: 1,
+      fields: 8,
+      parts: 10,
+      fieldSize: MAX_OPERATIONS_BYTES,
+      headerPairs: 50,
+    },
+    throwFileSizeLimit: false,
+    // An `image` part is the file even when the client sent no filename.
+    isPartAFile: (fieldName: string, contentType: string | undefined, fileName: string | undefined) =>
+      fieldName === 'image' || fileName !== undefined || contentType === 'application/octet-stream',
+  } as Parameters<FastifyRequest['parts']>[0]);
+  try {
+    for await (const part of parts) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'image') {
+          throw apiError('bad_upload', `Unexpected file part "${part.fieldname}"; send the file as "image"`);
+        }
+        raw.image = await readUpload(part.file, maxUploadBytes);
+      } else if (part.fieldname === 'operations') {
+        raw.operations = textField(part, MAX_OPERATIONS_BYTES);
+      } else if (part.fieldname === 'url') {
+        raw.url = textField(part, MAX_URL_FIELD_BYTES);
+      }
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    const code = (err as { code?: string }).code;
+    const message = err instanceof Error ? err.message : String(err);
+    throw apiError('bad_upload', `The multipart body could not be read (${code ?? message})`, {
+      cause: err,
+      headers: { Connection: 'close' },
+    });
+  }
+  return raw;
+}
+
+function readJsonBody(body: unknown): { url?: unknown; operations?: unknown } {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw apiError('bad_upload', 'A JSON body must be an object such as {"url": "...", "operations": {}}');
+  }
+  return body as { url?: unknown; operations?: unknown };
+}
+
+function decodeOperations(schema: ReturnType<typeof operationsSchema>, value: unknown): Operations {
+  if (value === undefined) {
+    throw apiError('invalid_operations', 'operations is required; send {} for the defaults');
+  }
+  return typeof value === 'string' ? parseOperationsText(schema, value) : validateOperations(schema, value);
+}
+
+/** Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. */
+export async function readImageRequest(
+  request: FastifyRequest,
+  schema: ReturnType<typeof operationsSchema>,
+  maxUploadBytes: number,
+): Promise<ImageRequest> {
+  let image: Buffer | undefined;
+  let url: unknown;
+  let operations: unknown;
+  if (request.isMultipart()) {
+    const raw = await readMultipart(request, maxUploadBytes);
+    ({ image, url, operations } = raw);
+  } else {
+    ({ url, operations } = readJsonBody(request.body));
+  }
+  if (image !== undefined && url !== undefined) {
+    throw apiError('bad_upload', 'Send either an image or a url, not both');
+  }
+  if (image === undefined && (url === undefined || url === '')) {
+    throw apiError('no_image', 'Send the image as a multipart file part named "image", or a "url"');
+  }
+  if (image !== undefined && image.length === 0) {
+    throw apiError('no_image', 'The image part is empty');
+  }
+  const parsed = decodeOperations(schema, operations);
+  if (image !== undefined) return { source: { kind: 'upload', bytes: image }, operations: parsed };
+  if (typeof url !== 'string') throw apiError('bad_url', 'url must be a string');
+  return { source: { kind: 'url', url }, operations: parsed };
+}

@@ -1,0 +1,98 @@
+// POST /v1/image: auth → reserve a quota unit → read input → take a job slot → process → headers.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import {
+  quotaLimitForTier,
+  refundQuotaUnit,
+  remainingUnits,
+  reserveQuotaUnit,
+} from '../../accounts/quota.ts';
+import type { AppContext } from '../../context.ts';
+import { apiError } from '../../errors.ts';
+import { fetchImage } from '../../fetch/guarded-fetch.ts';
+import { processImage } from '../../pipeline/process.ts';
+import { accountOf, requireApiKey } from '../auth.ts';
+import { readImageRequest } from '../image-request.ts';
+
+export const RETRY_AFTER_SECONDS = 2;
+
+/** Refunds the reserved unit exactly once: on an error, or when the 200 never reached the client. */
+function guardReservation(ctx: AppContext, reply: FastifyReply, refund: () => Promise<void>) {
+  let refunded = false;
+  const refundOnce = async () => {
+    if (refunded) return;
+    refunded = true;
+    await refund();
+  };
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished || reply.statusCode !== 200) {
+      refundOnce().catch((err: unknown) => ctx.log.error({ err }, 'quota refund failed'));
+    }
+  });
+  return refundOnce;
+}
+
+export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  const { config } = ctx;
+  const upgradeUrl = `${config.publicBaseUrl}/pricing`;
+  const limits = {
+    maxInputPixels: config.maxInputPixels,
+    processTimeoutMs: config.processTimeoutMs,
+    avifEffort: config.avifEffort,
+  };
+
+  app.post(
+    '/v1/image',
+    { onRequest: requireApiKey(ctx), config: { badBodyCode: 'bad_upload' } },
+    async (request, reply) => {
+      const account = accountOf(request);
+      const limit = quotaLimitForTier(config, account.tier);
+      const reservation = await reserveQuotaUnit(
+        ctx.store.db,
+        { id: account.accountId, tier: account.tier },
+        limit,
+        upgradeUrl,
+      );
+      const refundOnce = guardReservation(ctx, reply, () => refundQuotaUnit(ctx.store.db, reservation));
+      try {
+        const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
+        const input = source.kind === 'upload' ? source.bytes : await fetchImage(ctx, source.url);
+        const release = ctx.jobs.tryAcquire();
+        if (!release) {
+          throw apiError('busy', 'All processing slots are in use; retry shortly', {
+            headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+          });
+        }
+        const out = await processImage(input, operations, limits, release);
+        reply.outputFormat = out.format;
+        return reply
+          .type(`image/${out.format}`)
+          .headers({
+            'X-Service-Output-Format': out.format,
+            'X-Service-Output-Bytes': out.data.length,
+            'X-Service-Operations': out.applied.join(','),
+            'X-Service-Quota-Limit': limit,
+            'X-Service-Quota-Remaining': remainingUnits(limit, reservation.used),
+          })
+          .send(out.data);
+      } catch (err) {
+        await refundOnce();
+        throw err;
+      }
+    },
+  );
+
+  // Any body that is neither multipart nor JSON is a bad upload, answered as JSON like every other error.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('*', (_request, _payload, done) => {
+    done(
+      apiError('bad_upload', 'Send multipart/form-data (image, operations) or a JSON body (url, operations)'),
+    );
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Output format written, for the request log and metrics. */
+    outputFormat?: string;
+  }
+}

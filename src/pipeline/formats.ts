@@ -1,0 +1,41 @@
+// Accepted inputs (by magic bytes, before any decoder runs) and the default output format rule.
+import type { OutputFormat } from './operations.ts';
+
+export type InputFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif' | 'heic';
+
+const HEIC_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis']);
+const AVIF_OR_HEIF_BRANDS = new Set(['avif', 'avis', 'mif1', 'msf1', 'miaf']);
+
+/**
+ * Recognises the accepted input formats from their first bytes. Anything else (SVG, PDF, HTML, RAW…)
+ * never reaches a decoder, so libvips' other loaders cannot be reached by a client.
+ */
+export function sniffImageFormat(buf: Buffer): InputFormat | undefined {
+  if (buf.length >= 3 && buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff) return 'jpeg';
+  if (buf.length >= 8 && buf.readUInt32BE(0) === 0x89504e47 && buf.readUInt32BE(4) === 0x0d0a1a0a)
+    return 'png';
+  if (
+    buf.length >= 6 &&
+    (buf.toString('latin1', 0, 6) === 'GIF87a' || buf.toString('latin1', 0, 6) === 'GIF89a')
+  )
+    return 'gif';
+  if (buf.length >= 12 && buf.toString('latin1', 0, 4) === 'RIFF' && buf.toString('latin1', 8, 12) === 'WEBP')
+    return 'webp';
+  if (buf.length >= 4) {
+    const head = buf.readUInt32BE(0);
+    if (head === 0x49492a00 || head === 0x4d4d002a) return 'tiff';
+  }
+  if (buf.length >= 12 && buf.toString('latin1', 4, 8) === 'ftyp') {
+    const boxEnd = Math.min(buf.readUInt32BE(0), buf.length, 64);
+    const brands = [buf.toString('latin1', 8, 12)];
+    for (let i = 16; i + 4 <= boxEnd; i += 4) brands.push(buf.toString('latin1', i, i + 4));
+    if (brands.some((b) => HEIC_BRANDS.has(b))) return 'heic';
+    if (brands.some((b) => AVIF_OR_HEIF_BRANDS.has(b))) return 'avif';
+  }
+  return undefined;
+}
+
+/** `format` absent: the input's format when it is an output format, else png. */
+export function defaultOutputFormat(input: InputFormat): OutputFormat {
+  return input === 'jpeg' || input === 'png' || input === 'webp' || input === 'avif' ? input : 'png';
+}

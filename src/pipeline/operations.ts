@@ -1,0 +1,87 @@
+// owns: the `operations` object: its strict schema, parsing from text or JSON, and client-facing messages.
+import { z } from 'zod';
+import { apiError } from '../errors.ts';
+
+export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export const FIT_MODES = ['inside', 'outside', 'cover', 'contain', 'fill'] as const;
+export type FitMode = (typeof FIT_MODES)[number];
+
+export const DEFAULT_QUALITY = 80;
+
+function integerBetween(min: number, max: number) {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
+/** The schema validates requests and feeds the OpenAPI document; `maxDimension` is MAX_RESIZE_DIMENSION. */
+export function operationsSchema(maxDimension: number) {
+  const dimension = integerBetween(1, maxDimension).nullable().optional();
+  return z
+    .strictObject(
+      {
+        resize: z
+          .strictObject(
+            {
+              w: dimension.describe('Target width in pixels (null or absent: derived from h).'),
+              h: dimension.describe('Target height in pixels (null or absent: derived from w).'),
+              fit: z
+                .enum(FIT_MODES, { error: `must be one of ${FIT_MODES.join(', ')}` })
+                .optional()
+                .describe('Fit mode, default inside. Never enlarges.'),
+            },
+            { error: 'must be an object such as {"w": 800}' },
+          )
+          .refine((r) => (r.w ?? null) !== null || (r.h ?? null) !== null, {
+            error: 'needs at least one of w or h',
+          })
+          .optional(),
+        format: z
+          .enum(OUTPUT_FORMATS, { error: `must be one of ${OUTPUT_FORMATS.join(', ')}` })
+          .optional()
+          .describe('Output format; default: the input format when it is one of these, else png.'),
+        quality: integerBetween(1, 100)
+          .optional()
+          .describe('Encoder quality for jpeg, webp and avif; default 80.'),
+        strip: z
+          .boolean({ error: 'must be true or false' })
+          .optional()
+          .describe(
+            'true (default) auto-orients and removes EXIF/XMP/IPTC/GPS, keeping ICC; false keeps all.',
+          ),
+      },
+      { error: 'must be a JSON object such as {} or {"format":"webp"}' },
+    )
+    .describe('What to do with the image. Applied in the fixed order resize → format+quality → strip.');
+}
+
+export type Operations = z.infer<ReturnType<typeof operationsSchema>>;
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = ['operations', ...issue.path.map(String)].join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((k) => `"${k}"`).join(', ');
+    return `${path} has unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
+  }
+  const got = 'input' in issue && issue.input !== undefined ? ` (got ${JSON.stringify(issue.input)})` : '';
+  return `${path} ${issue.message}${got.length > 80 ? '' : got}`;
+}
+
+/** Validates an already-decoded value; throws invalid_operations naming the first bad field. */
+export function validateOperations(schema: ReturnType<typeof operationsSchema>, value: unknown): Operations {
+  const result = schema.safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  throw apiError('invalid_operations', first ? describeIssue(first) : 'operations is invalid');
+}
+
+/** Parses the multipart `operations` text (JSON) and validates it. */
+export function parseOperationsText(schema: ReturnType<typeof operationsSchema>, text: string): Operations {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw apiError('invalid_operations', 'operations is not valid JSON; send a JSON object such as {}');
+  }
+  return validateOperations(schema, value);
+}

@@ -1,0 +1,109 @@
+// owns: turning input bytes + validated operations into output bytes with sharp, under the pixel cap and deadline.
+import sharp from 'sharp';
+import { apiError, isApiError } from '../errors.ts';
+import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
+import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
+import { PIPELINE_STEPS, type StepContext } from './steps.ts';
+
+export interface ProcessLimits {
+  maxInputPixels: number;
+  processTimeoutMs: number;
+  avifEffort: number;
+}
+
+export interface ProcessedImage {
+  data: Buffer;
+  format: OutputFormat;
+  width: number;
+  height: number;
+  /** Summary tokens in pipeline order, for X-Service-Operations. */
+  applied: string[];
+}
+
+const HEIC_MESSAGE =
+  'HEIC images (HEVC-coded) cannot be decoded by this server; send JPEG, PNG, WebP, AVIF, GIF or TIFF';
+
+/** Maps a sharp/libvips failure to the API's error: pixel limit 413, deadline 422, anything else 422. */
+export function mapSharpError(err: unknown): Error {
+  if (isApiError(err)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/exceeds pixel limit/i.test(message)) {
+    return apiError('image_too_large', 'The image has more pixels than this server accepts', { cause: err });
+  }
+  if (/^timeout/i.test(message)) {
+    return apiError('process_timeout', 'Processing did not finish within the deadline', { cause: err });
+  }
+  return apiError('unprocessable_image', `The image could not be decoded: ${message.split('\n')[0]}`, {
+    cause: err,
+  });
+}
+
+async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits): Promise<ProcessedImage> {
+  const inputFormat = sniffImageFormat(input);
+  if (inputFormat === undefined) {
+    throw apiError(
+      'unprocessable_image',
+      'The file is not an image this server accepts (JPEG, PNG, WebP, AVIF, GIF or TIFF)',
+    );
+  }
+  if (inputFormat === 'heic') throw apiError('unprocessable_image', HEIC_MESSAGE);
+
+  const image = sharp(input, {
+    failOn: 'warning',
+    limitInputPixels: limits.maxInputPixels,
+    sequentialRead: true,
+  });
+  image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
+  const meta = await image.metadata();
+  if (meta.compression === 'hevc') throw apiError('unprocessable_image', HEIC_MESSAGE);
+  const width = meta.width ?? 0;
+  const height = meta.height ?? 0;
+  if (width < 1 || height < 1) throw apiError('unprocessable_image', 'The image has no pixels');
+
+  const transposed = (meta.orientation ?? 1) >= 5;
+  const ctx: StepContext = {
+    image,
+    ops,
+    source: {
+      width: transposed ? height : width,
+      height: transposed ? width : height,
+      hasAlpha: meta.hasAlpha === true,
+      isCmyk: meta.space === 'cmyk',
+    },
+    format: ops.format ?? defaultOutputFormat(inputFormat),
+    quality: ops.quality ?? DEFAULT_QUALITY,
+    avifEffort: limits.avifEffort,
+    applied: [],
+  };
+  image.autoOrient();
+  for (const step of PIPELINE_STEPS) step(ctx);
+
+  const { data, info } = await image.toBuffer({ resolveWithObject: true });
+  return { data, format: ctx.format, width: info.width, height: info.height, applied: ctx.applied };
+}
+
+/**
+ * Processes one image. Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
+ * really stopped (sharp's own timeout kills the work), so a concurrency slot is never freed while it still runs.
+ */
+export function processImage(
+  input: Buffer,
+  ops: Operations,
+  limits: ProcessLimits,
+  onSettled: () => void = () => {},
+): Promise<ProcessedImage> {
+  const work = runPipeline(input, ops, limits);
+  work.then(onSettled, onSettled);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(apiError('process_timeout', 'Processing did not finish within the deadline')),
+      limits.processTimeoutMs,
+    );
+  });
+  return Promise.race([work, deadline])
+    .catch((err: unknown) => {
+      throw mapSharpError(err);
+    })
+    .finally(() => clearTimeout(timer));
+}

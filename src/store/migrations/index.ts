@@ -1,0 +1,11 @@
+// Static list of migrations (no filesystem glob): add a file NNN-name.ts and one line here.
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m001 from './001-init.ts';
+
+const MIGRATIONS: Record<string, Migration> = {
+  '001-init': m001,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};

@@ -1,0 +1,16 @@
+// Corpus images by name, from ../shared/corpus beside the checkout (as CI lays it out).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const CORPUS_DIR = fileURLToPath(new URL('../../../shared/corpus/', import.meta.url));
+
+const cache = new Map<string, Buffer>();
+
+export function corpus(name: string): Buffer {
+  let buf = cache.get(name);
+  if (!buf) {
+    buf = readFileSync(CORPUS_DIR + name);
+    cache.set(name, buf);
+  }
+  return buf;
+}
