@@ -35,6 +35,8 @@ export const ERROR_CODES = {
   not_found: 404,
   method_not_allowed: 405,
   unsupported_media_type: 415,
+  request_timeout: 408,
+  headers_too_large: 431,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,4 +1,6 @@
 // owns: the only writer of `{"error":{"code","message"}}`: maps every thrown error to an ApiError and sends it.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiError, isApiError, type ErrorCode } from '../errors.ts';
 
@@ -61,4 +63,23 @@ declare module 'fastify' {
     /** The error code answered, for the request log and metrics. */
     errorCode?: ErrorCode;
   }
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (slow or oversized headers, garbage bytes):
+ * still answered with the JSON error object, then the connection is closed.
+ */
+export function handleClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const apiErr =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? apiError('request_timeout', 'The request was not received in time')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? apiError('headers_too_large', 'The request headers are too large')
+        : apiError('invalid_request', 'The request could not be parsed as HTTP');
+  const body = JSON.stringify({ error: { code: apiErr.code, message: apiErr.message } });
+  socket.end(
+    `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

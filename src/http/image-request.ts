@@ -1,4 +1,5 @@
 // Reads the two request forms of POST /v1/image (multipart upload, JSON url body) into one shape.
+import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { ApiError, apiError } from '../errors.ts';
@@ -26,19 +27,38 @@ interface RawParts {
   operations?: string;
 }
 
-async function readUpload(file: AsyncIterable<Buffer> & { truncated: boolean }, maxBytes: number) {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of file) {
-    size += chunk.length;
-    chunks.push(chunk);
-  }
-  if (file.truncated) {
-    throw apiError('image_too_large', `The upload is larger than the ${maxBytes}-byte limit`, {
-      headers: { Connection: 'close' },
+type FileStream = NodeJS.ReadableStream & { truncated: boolean };
+
+/**
+ * Collects the file part. It stops at busboy's 'limit' event, so an oversized upload is refused while it streams
+ * (the connection is then closed) instead of after the client has sent every byte. A body that ends inside the
+ * part leaves the file stream open without an event, so the end of the request body is watched too.
+ */
+function readUpload(file: FileStream, body: NodeJS.ReadableStream, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const tooLarge = () =>
+      apiError('image_too_large', `The upload is larger than the ${maxBytes}-byte limit`, {
+        headers: { Connection: 'close' },
+      });
+    const endedEarly = () => reject(apiError('bad_upload', 'The body ended inside the image part'));
+    const onBodyEnd = () => setImmediate(endedEarly);
+    file.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      chunks.push(chunk);
     });
-  }
-  return Buffer.concat(chunks, size);
+    file.once('limit', () => reject(tooLarge()));
+    file.once('error', reject);
+    file.once('close', endedEarly);
+    file.once('end', () => {
+      body.off('end', onBodyEnd);
+      if (file.truncated) reject(tooLarge());
+      else resolve(Buffer.concat(chunks, size));
+    });
+    if ((body as Readable).readableEnded) onBodyEnd();
+    else body.once('end', onBodyEnd);
+  });
 }
 
 function textField(part: Multipart & { type: 'field' }, limit: number): string {
@@ -73,7 +93,7 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
         if (part.fieldname !== 'image') {
           throw apiError('bad_upload', `Unexpected file part "${part.fieldname}"; send the file as "image"`);
         }
-        raw.image = await readUpload(part.file, maxUploadBytes);
+        raw.image = await readUpload(part.file, request.raw, maxUploadBytes);
       } else if (part.fieldname === 'operations') {
         raw.operations = textField(part, MAX_OPERATIONS_BYTES);
       } else if (part.fieldname === 'url') {

@@ -2,7 +2,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AppContext } from '../context.ts';
-import { registerErrorHandler } from './error-handler.ts';
+import { handleClientError, registerErrorHandler } from './error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
 
@@ -18,6 +18,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     requestTimeout: 120_000,
     keepAliveTimeout: 10_000,
     return503OnClosing: true,
+    clientErrorHandler: handleClientError,
   });
   registerErrorHandler(app);
 

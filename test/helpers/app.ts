@@ -47,3 +47,14 @@ export async function buildTestApp(
   });
   return { app, ctx, dataDir, key, auth: { authorization: `Bearer ${key}` }, newKey };
 }
+
+/** buildTestApp plus a real listening socket on 127.0.0.1 (for streams, limits and disconnects). */
+export async function startTestServer(
+  t: TestContext,
+  overrides: Record<string, string> = {},
+  tier: Tier = 'free',
+): Promise<TestApp & { url: string }> {
+  const testApp = await buildTestApp(t, overrides, tier);
+  const url = await testApp.app.listen({ port: 0, host: '127.0.0.1' });
+  return { ...testApp, url };
+}

@@ -23,8 +23,13 @@ function guardReservation(ctx: AppContext, reply: FastifyReply, refund: () => Pr
     refunded = true;
     await refund();
   };
+  // 'finish' means the whole response was handed to the socket; 'close' without it means the client left.
+  let delivered = false;
+  reply.raw.once('finish', () => {
+    delivered = true;
+  });
   reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished || reply.statusCode !== 200) {
+    if (!delivered || reply.statusCode !== 200) {
       refundOnce().catch((err: unknown) => ctx.log.error({ err }, 'quota refund failed'));
     }
   });

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+test('config: defaults are those of operator-contract §3', () => {
+  const c = loadConfig({});
+  assert.equal(c.port, 3000);
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.publicBaseUrl, 'http://localhost:3000');
+  assert.equal(c.databaseUrl, `sqlite:${resolve('./data/imgpipe.db')}`);
+  assert.equal(c.maxUploadBytes, 10_485_760);
+  assert.equal(c.maxFetchBytes, 10_485_760);
+  assert.equal(c.maxInputPixels, 40_000_000);
+  assert.equal(c.maxResizeDimension, 10_000);
+  assert.equal(c.processTimeoutMs, 15_000);
+  assert.equal(c.fetchTimeoutMs, 10_000);
+  assert.equal(c.maxRedirects, 3);
+  assert.equal(c.maxConcurrentJobs, 2);
+  assert.equal(c.maxConcurrentFetches, 4);
+  assert.deepEqual(c.quotas, { free: 1000, starter: 5000, growth: 25000, scale: 100000 });
+  assert.equal(c.magicLinkTtlSeconds, 1800);
+  assert.equal(c.signupRateLimit, 5);
+  assert.equal(c.signupRateWindowSeconds, 3600);
+  assert.equal(c.trustProxy, false);
+  assert.deepEqual(c.fetchAllowCidrs, []);
+  assert.equal(c.mailFrom, 'imgpipe <no-reply@localhost>');
+  assert.equal(c.stripe, undefined);
+  assert.equal(c.logLevel, 'info');
+});
+
+const invalid: [string, string][] = [
+  ['PORT', 'eighty'],
+  ['MAX_UPLOAD_BYTES', '-1'],
+  ['MAX_INPUT_PIXELS', '0'],
+  ['MAX_CONCURRENT_JOBS', '1.5'],
+  ['AVIF_EFFORT', '10'],
+  ['QUOTA_FREE', 'lots'],
+  ['TRUST_PROXY', 'maybe'],
+  ['FETCH_ALLOW_CIDRS', '10.0.0.0'],
+  ['DEV_KEY', 'imgp_short'],
+  ['PUBLIC_BASE_URL', 'not a url'],
+  ['DATABASE_URL', 'mysql://x'],
+  ['LOG_LEVEL', 'loud'],
+  ['SMTP_URL', 'http://mail'],
+];
+
+for (const [name, value] of invalid) {
+  test(`config: an invalid ${name} stops start-up naming the variable`, () => {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (err: unknown) => err instanceof ConfigError && err.message.includes(name),
+    );
+  });
+}
+
+test('config: STRIPE_SECRET_KEY without STRIPE_WEBHOOK_SECRET is refused', () => {
+  assert.throws(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }), /STRIPE_WEBHOOK_SECRET/);
+});
+
+test('config: values are parsed and trailing slashes of base URLs dropped', () => {
+  const c = loadConfig({
+    PUBLIC_BASE_URL: 'https://img.example.com/',
+    TRUST_PROXY: 'true',
+    FETCH_ALLOW_CIDRS: '127.0.0.0/8, fd00::/8',
+    DATABASE_URL: 'postgres://u@db/imgpipe',
+  });
+  assert.equal(c.publicBaseUrl, 'https://img.example.com');
+  assert.equal(c.trustProxy, true);
+  assert.deepEqual(c.fetchAllowCidrs, ['127.0.0.0/8', 'fd00::/8']);
+  assert.equal(c.databaseUrl, 'postgres://u@db/imgpipe');
+});
