@@ -121,13 +121,21 @@ function isExempt(addr: IPv4 | IPv6, allowCidrs: readonly string[]): boolean {
 }
 
 /**
+ * Rewrites an IPv6 address in pure hex groups via the WHATWG URL parser. ipaddr.js reads `::a.b.c.d`
+ * as IPv4-mapped, so the dotted tail is never left for it to interpret. The zone id is dropped.
+ */
+function canonicalIpv6(ip: string): string {
+  return new URL(`http://[${ip.split('%')[0]}]/`).hostname.slice(1, -1);
+}
+
+/**
  * Why `ip` must not be fetched from, or undefined when it may be. Anything that is not a plain IPv4
  * dotted quad or an IPv6 address is refused: callers normalise URL literals first.
  */
 export function blockedAddressReason(ip: string, allowCidrs: readonly string[] = []): string | undefined {
   const version = isIP(ip);
   if (version === 0) return 'not an IP address';
-  const addr = ipaddr.parse(ip);
+  const addr = version === 4 ? ipaddr.IPv4.parse(ip) : ipaddr.IPv6.parse(canonicalIpv6(ip));
   if (isExempt(addr, allowCidrs)) return undefined;
   return version === 4 ? ipv4Reason(addr as IPv4) : ipv6Reason(addr as IPv6);
 }
