@@ -69,7 +69,11 @@ export function createPinnedAgent(options: PinnedAgentOptions): Agent {
     pinAddress(params.hostname, options.resolve, options.allowCidrs).then(
       (address) => {
         const servername = isIP(name) ? undefined : name;
-        dial({ ...params, hostname: address, servername }, callback);
+        try {
+          dial({ ...params, hostname: address, servername }, callback);
+        } catch (err) {
+          callback(err as Error, null);
+        }
       },
       (err: Error) => callback(err, null),
     );

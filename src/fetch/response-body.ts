@@ -58,11 +58,16 @@ function wireLimit(cap: number, onOverCap: (err: ApiError) => void): Transform {
 /** Reads `body` to a Buffer of at most `cap` decoded bytes, or throws image_too_large and destroys it. */
 export async function readCappedBody(body: Readable, limits: BodyLimits): Promise<Buffer> {
   const { cap } = limits;
-  const decoders = decodersFor(limits.contentEncoding);
   const declared = Number(limits.contentLength);
-  if (decoders.length === 0 && Number.isFinite(declared) && declared > cap) {
+  let decoders: Transform[];
+  try {
+    decoders = decodersFor(limits.contentEncoding);
+    if (decoders.length === 0 && Number.isFinite(declared) && declared > cap) {
+      throw tooLarge(cap, `Content-Length ${declared}`);
+    }
+  } catch (err) {
     discardBody(body);
-    throw tooLarge(cap, `Content-Length ${declared}`);
+    throw err;
   }
   const chunks: Buffer[] = [];
   let size = 0;
