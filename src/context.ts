@@ -1,6 +1,7 @@
 // owns: building every long-lived service from the Config (the only place that constructs them) and closing them.
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
+import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
@@ -13,6 +14,8 @@ export interface AppContext {
   jobs: Limiter;
   /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance. */
   fetches: Limiter;
+  /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
+  fetcher: UrlFetcher;
   operations: ReturnType<typeof operationsSchema>;
   close(): Promise<void>;
 }
@@ -43,6 +46,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     store,
     jobs: createLimiter(config.maxConcurrentJobs),
     fetches: createLimiter(config.maxConcurrentFetches),
+    fetcher: createUrlFetcher(config),
     operations: operationsSchema(config.maxResizeDimension),
     close: () => store.close(),
   };

@@ -1,8 +1,155 @@
 // owns: fetching a client-supplied URL without letting it reach the operator's network (SSRF guard).
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import { request } from 'undici';
+import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
-import { apiError } from '../errors.ts';
+import { ApiError, apiError } from '../errors.ts';
+import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-agent.ts';
+import { discardBody, readCappedBody } from './response-body.ts';
+import { checkFetchUrl } from './url-policy.ts';
 
-/** Fetches the image bytes behind `rawUrl`. */
-export async function fetchImage(_ctx: AppContext, _rawUrl: string): Promise<Buffer> {
-  throw apiError('fetch_failed', 'URL sources are not enabled on this server yet');
+const FETCH_BUSY_RETRY_AFTER_SECONDS = 2;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+export const FETCH_USER_AGENT = `imgpipe/${PACKAGE_VERSION}`;
+
+/** The only headers a fetch sends: no cookies, no credentials, nothing from the client's request. */
+const REQUEST_HEADERS = {
+  'user-agent': FETCH_USER_AGENT,
+  accept: 'image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8,*/*;q=0.5',
+  'accept-encoding': 'gzip, deflate, br',
+};
+
+export type FetchConfig = Pick<
+  Config,
+  'fetchAllowCidrs' | 'fetchTimeoutMs' | 'maxFetchBytes' | 'maxRedirects'
+>;
+
+export interface UrlFetcherOptions {
+  resolve?: HostResolver;
+  tls?: Pick<ConnectionOptions, 'ca'>;
+}
+
+export interface UrlFetcher {
+  /** Fetches an already checked URL (see checkFetchUrl), following redirects by hand. */
+  fetch(url: URL): Promise<Buffer>;
+}
+
+type HopResult = { kind: 'body'; bytes: Buffer } | { kind: 'redirect'; location: string };
+
+const TLS_ERROR = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_MISMATCH)/;
+
+/** Names the network failure behind an undici or socket error, for fetch_failed's message. */
+function describeNetworkError(err: unknown, where: string): ApiError {
+  const e = err as { code?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  let what: string;
+  if (code === 'ECONNREFUSED') what = `connection refused by ${where}`;
+  else if (code === 'ECONNRESET' || code === 'EPIPE') what = `connection reset by ${where}`;
+  else if (code === 'UND_ERR_SOCKET')
+    what = `connection closed or reset by ${where} before the response was complete`;
+  else if (TLS_ERROR.test(code)) what = `TLS handshake with ${where} failed (${code})`;
+  else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') what = `${where} is unreachable (${code})`;
+  else if (code.startsWith('HPE_') || code === 'UND_ERR_INFO')
+    what = `${where} sent an invalid HTTP response`;
+  else what = `request to ${where} failed (${code || e.message || 'unknown error'})`;
+  return apiError('fetch_failed', `URL fetch failed: ${what}`, { cause: err });
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions = {}): UrlFetcher {
+  const resolve = options.resolve ?? systemResolver;
+  const allowCidrs = config.fetchAllowCidrs;
+  const timeoutMs = config.fetchTimeoutMs;
+  const cap = config.maxFetchBytes;
+
+  /** One hop under one deadline covering connect, headers and body, on its own freshly pinned agent. */
+  async function fetchHop(url: URL): Promise<HopResult> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const agent = createPinnedAgent({ resolve, allowCidrs, timeoutMs, tls: options.tls });
+    const where = url.host;
+    try {
+      const res = await request(url, {
+        method: 'GET',
+        headers: REQUEST_HEADERS,
+        dispatcher: agent,
+        signal: controller.signal,
+      });
+      const location = single(res.headers.location);
+      if (REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
+        discardBody(res.body);
+        return { kind: 'redirect', location };
+      }
+      if (res.statusCode !== 200) {
+        discardBody(res.body);
+        throw apiError('fetch_failed', `URL fetch failed: ${where} answered HTTP ${res.statusCode}, not 200`);
+      }
+      const bytes = await readCappedBody(res.body, {
+        cap,
+        contentEncoding: single(res.headers['content-encoding']),
+        contentLength: single(res.headers['content-length']),
+      });
+      return { kind: 'body', bytes };
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      if (controller.signal.aborted || /TIMEOUT/.test((err as { code?: string }).code ?? '')) {
+        throw apiError('fetch_timeout', `URL fetch from ${where} took longer than ${timeoutMs} ms`, {
+          cause: err,
+        });
+      }
+      throw describeNetworkError(err, where);
+    } finally {
+      clearTimeout(timer);
+      agent.destroy().catch(() => undefined);
+    }
+  }
+
+  return {
+    async fetch(start) {
+      let url = start;
+      for (let redirects = 0; ; redirects++) {
+        const hop = await fetchHop(url);
+        if (hop.kind === 'body') return hop.bytes;
+        if (redirects >= config.maxRedirects) {
+          throw apiError('too_many_redirects', `The URL redirected more than ${config.maxRedirects} times`);
+        }
+        let next: string;
+        try {
+          next = new URL(hop.location, url).href;
+        } catch {
+          throw apiError('fetch_failed', `URL fetch failed: ${url.host} redirected to an invalid URL`);
+        }
+        // Every hop is a new URL from the network: the same scheme and address checks apply again.
+        url = checkFetchUrl(next, allowCidrs, 'a redirect');
+      }
+    },
+  };
+}
+
+/**
+ * Fetches the image bytes behind `rawUrl` with one of MAX_CONCURRENT_FETCHES slots.
+ * Errors: bad_url, bad_url_scheme, blocked_url, fetch_busy, too_many_redirects, fetch_failed,
+ * fetch_timeout, image_too_large.
+ */
+export async function fetchImage(ctx: AppContext, rawUrl: string): Promise<Buffer> {
+  const url = checkFetchUrl(rawUrl, ctx.config.fetchAllowCidrs);
+  const release = ctx.fetches.tryAcquire();
+  if (!release) {
+    throw apiError('fetch_busy', 'All URL fetch slots are in use; retry shortly', {
+      headers: { 'Retry-After': FETCH_BUSY_RETRY_AFTER_SECONDS },
+    });
+  }
+  try {
+    return await ctx.fetcher.fetch(url);
+  } finally {
+    release();
+  }
 }

@@ -64,7 +64,11 @@ function readUpload(file: FileStream, body: NodeJS.ReadableStream, maxBytes: num
 function textField(part: Multipart & { type: 'field' }, limit: number): string {
   if (part.valueTruncated) {
     throw apiError(
-      part.fieldname === 'operations' ? 'invalid_operations' : 'bad_upload',
+      part.fieldname === 'operations'
+        ? 'invalid_operations'
+        : part.fieldname === 'url'
+          ? 'bad_url'
+          : 'bad_upload',
       `The ${part.fieldname} field is longer than ${limit} bytes`,
     );
   }
@@ -145,7 +149,7 @@ export async function readImageRequest(
   if (image !== undefined && url !== undefined) {
     throw apiError('bad_upload', 'Send either an image or a url, not both');
   }
-  if (image === undefined && (url === undefined || url === '')) {
+  if (image === undefined && url === undefined) {
     throw apiError('no_image', 'Send the image as a multipart file part named "image", or a "url"');
   }
   if (image !== undefined && image.length === 0) {

@@ -1,0 +1,106 @@
+// Reads a fetched body as a stream: decodes Content-Encoding and abandons it once the byte cap is passed.
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { apiError, type ApiError } from '../errors.ts';
+
+export interface BodyLimits {
+  /** MAX_FETCH_BYTES: the most decoded bytes accepted (and wire bytes, when encoded). */
+  cap: number;
+  contentEncoding?: string;
+  contentLength?: string;
+}
+
+const DECODERS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** Abandons a body; undici reports its own destruction as an 'error' that nobody needs to hear. */
+export function discardBody(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+function tooLarge(cap: number, detail: string) {
+  return apiError('image_too_large', `The fetched image is larger than the ${cap}-byte limit (${detail})`);
+}
+
+/** Decoders in the order they must run: codings are listed in the order they were applied. */
+function decodersFor(contentEncoding: string | undefined): Transform[] {
+  const codings = (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  return codings.reverse().map((coding) => {
+    const make = DECODERS[coding];
+    if (!make) throw apiError('fetch_failed', `URL fetch failed: unsupported Content-Encoding "${coding}"`);
+    return make();
+  });
+}
+
+/** Counts encoded bytes: a decoder can swallow input while producing nothing, so the wire is capped too. */
+function wireLimit(cap: number, onOverCap: (err: ApiError) => void): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen <= cap) return done(null, chunk);
+      const err = tooLarge(cap, 'compressed size');
+      onOverCap(err);
+      done(err);
+    },
+  });
+}
+
+/** Reads `body` to a Buffer of at most `cap` decoded bytes, or throws image_too_large and destroys it. */
+export async function readCappedBody(body: Readable, limits: BodyLimits): Promise<Buffer> {
+  const { cap } = limits;
+  const declared = Number(limits.contentLength);
+  let decoders: Transform[];
+  try {
+    decoders = decodersFor(limits.contentEncoding);
+    if (decoders.length === 0 && Number.isFinite(declared) && declared > cap) {
+      throw tooLarge(cap, `Content-Length ${declared}`);
+    }
+  } catch (err) {
+    discardBody(body);
+    throw err;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Kept aside: tearing the pipeline down can surface an abort error before this one.
+  let overCap: ApiError | undefined;
+  const collect = async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) {
+      size += chunk.length;
+      if (size > cap) {
+        overCap = tooLarge(cap, decoders.length > 0 ? 'after decoding' : 'streamed');
+        throw overCap;
+      }
+      chunks.push(chunk);
+    }
+  };
+  try {
+    const stages = decoders.length === 0 ? [] : [wireLimit(cap, (err) => (overCap = err)), ...decoders];
+    // pipeline's typings have no variadic overload; it accepts any number of transforms at run time.
+    await (pipeline as (...streams: unknown[]) => Promise<void>)(body, ...stages, collect);
+  } catch (err) {
+    discardBody(body);
+    if (overCap) throw overCap;
+    const code = (err as { code?: string }).code ?? '';
+    if (code.startsWith('Z_') || code.startsWith('ERR__ERROR') || code.startsWith('ERR_BROTLI')) {
+      throw apiError(
+        'fetch_failed',
+        `URL fetch failed: the ${limits.contentEncoding} body could not be decoded`,
+        {
+          cause: err,
+        },
+      );
+    }
+    throw err;
+  }
+  return Buffer.concat(chunks, size);
+}
