@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
+import { createMailer, type Mailer } from './mail/mailer.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 
 export interface AppContext {
@@ -14,6 +15,8 @@ export interface AppContext {
   /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance. */
   fetches: Limiter;
   operations: ReturnType<typeof operationsSchema>;
+  /** Link mails, queued off the request path (SMTP_URL, or the dev outbox). */
+  mailer: Mailer;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     statementTimeoutMs: config.databaseStatementTimeoutMs,
   });
   await migrateStore(store.db);
+  const mailer = createMailer(config, log);
   return {
     config,
     log,
@@ -44,6 +48,10 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     jobs: createLimiter(config.maxConcurrentJobs),
     fetches: createLimiter(config.maxConcurrentFetches),
     operations: operationsSchema(config.maxResizeDimension),
-    close: () => store.close(),
+    mailer,
+    close: async () => {
+      await mailer.close();
+      await store.close();
+    },
   };
 }
