@@ -106,7 +106,8 @@ export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
       .header('Cache-Control', 'no-store')
       .header('Vary', 'Accept')
       .header('Referrer-Policy', 'no-referrer');
-    if (prefersHtml(request.headers.accept)) {
+    // HEAD (link checkers send it) is answered like the page: it must never consume the token.
+    if (request.method === 'HEAD' || prefersHtml(request.headers.accept)) {
       reply.type('text/html; charset=utf-8').header('Content-Security-Policy', VERIFY_PAGE_CSP);
       return PAGES[purpose];
     }

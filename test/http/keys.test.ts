@@ -34,6 +34,13 @@ test('rotate: a revoked key cannot rotate (401 invalid_api_key), no key is 401 m
   assert.equal(none.json().error.code, 'missing_api_key');
 });
 
+test('rotate: a body, even an empty JSON one, is ignored', async (t) => {
+  const env = await buildMailTestApp(t);
+  const res = await rotate(env.app, { ...env.auth, 'content-type': 'application/json' });
+  assert.equal(res.statusCode, 200);
+  assert.match(res.json().apiKey, /^imgp_/);
+});
+
 test('rotate: concurrent rotations of one key yield exactly one new key', async (t) => {
   const env = await buildMailTestApp(t);
   const results = await Promise.all(Array.from({ length: 8 }, () => rotate(env.app, env.auth)));

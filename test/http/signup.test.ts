@@ -119,6 +119,15 @@ test('verify negotiation: a browser gets a self-contained HTML page and the toke
   assert.match(res.json().apiKey, /^imgp_/);
 });
 
+test('verify: HEAD (link checkers) never consumes the token', async (t) => {
+  const env = await buildMailTestApp(t);
+  const { path } = await requestLink(env, 'head@example.org');
+  const head = await env.app.inject({ method: 'HEAD', url: path });
+  assert.equal(head.statusCode, 200);
+  assert.match(head.headers['content-type'] as string, /^text\/html/);
+  assert.match((await verify(env.app, path)).json().apiKey, /^imgp_/);
+});
+
 test('verify negotiation: application/json, */* and no Accept get the JSON at once', async (t) => {
   const env = await buildMailTestApp(t);
   for (const accept of ['application/json', '*/*', undefined, 'application/json, text/html']) {

@@ -9,6 +9,15 @@ import { verifyHandler } from '../verify-page.ts';
 import { linkRequestHandler } from './signup.ts';
 
 export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  await app.register(rotateRoute, { ctx });
+  app.post('/v1/keys/recover', linkRequestHandler(ctx, 'recover'));
+  app.get('/v1/keys/recover/verify', verifyHandler(ctx, 'recover'));
+}
+
+/** Rotation takes no body; its own scope ignores whatever a client sends (e.g. an empty JSON body). */
+async function rotateRoute(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
   app.post('/v1/keys/rotate', { onRequest: requireApiKey(ctx) }, async (request, reply) => {
     const account = accountOf(request);
     const oldHash = hashApiKey(parseBearerToken(request.headers.authorization) ?? '');
@@ -28,7 +37,4 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext
       message: 'The key you sent is revoked. The new key is shown only this once: store it now.',
     };
   });
-
-  app.post('/v1/keys/recover', linkRequestHandler(ctx, 'recover'));
-  app.get('/v1/keys/recover/verify', verifyHandler(ctx, 'recover'));
 }
