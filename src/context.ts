@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
+import { createMailer, type Mailer } from './mail/mailer.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 
 export interface AppContext {
@@ -17,6 +18,8 @@ export interface AppContext {
   /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
   fetcher: UrlFetcher;
   operations: ReturnType<typeof operationsSchema>;
+  /** Link mails, queued off the request path (SMTP_URL, or the dev outbox). */
+  mailer: Mailer;
   close(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     statementTimeoutMs: config.databaseStatementTimeoutMs,
   });
   await migrateStore(store.db);
+  const mailer = createMailer(config, log);
   return {
     config,
     log,
@@ -48,6 +52,10 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     fetches: createLimiter(config.maxConcurrentFetches),
     fetcher: createUrlFetcher(config),
     operations: operationsSchema(config.maxResizeDimension),
-    close: () => store.close(),
+    mailer,
+    close: async () => {
+      await mailer.close();
+      await store.close();
+    },
   };
 }

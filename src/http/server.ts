@@ -5,6 +5,9 @@ import type { AppContext } from '../context.ts';
 import { handleClientError, registerErrorHandler } from './error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
+import { signupRoutes } from './routes/signup.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { accountRoutes } from './routes/account.ts';
 
 export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
@@ -42,5 +45,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     await scope.register(imageRoutes, { ctx });
   });
   await app.register(healthRoutes, { ctx });
+  await app.register(signupRoutes, { ctx });
+  await app.register(keyRoutes, { ctx });
+  await app.register(accountRoutes, { ctx });
   return app;
 }

@@ -57,3 +57,34 @@ export async function revokeActiveKey(db: Db, accountId: string): Promise<boolea
 export async function findKeyByHash(db: Db, keyHash: string) {
   return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
 }
+
+/** Revokes one active key by its hash; false when it was already revoked (or unknown). */
+export async function revokeKeyByHash(db: Db, keyHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date().toISOString() })
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Inserts an active key unless the account has one; returns whether it was inserted. Safe inside a
+ * transaction: the one-active-key index conflict is absorbed instead of aborting it.
+ */
+export async function insertApiKeyUnlessActive(db: Db, accountId: string, keyHash: string): Promise<boolean> {
+  const inserted = await db
+    .insertInto('api_keys')
+    .values({
+      id: randomUUID(),
+      account_id: accountId,
+      key_hash: keyHash,
+      created_at: new Date().toISOString(),
+      revoked_at: null,
+    })
+    .onConflict((oc) => oc.column('account_id').where('revoked_at', 'is', null).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}

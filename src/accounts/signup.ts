@@ -1,0 +1,150 @@
+// Magic-link lifecycle for signup and key recovery: request (same work for every address), verify (single use).
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { apiError, type ApiError } from '../errors.ts';
+import { linkMail, verifyLink } from '../mail/templates.ts';
+import { emailKey, findOrCreateAccount, normaliseEmail } from '../store/accounts.ts';
+import { insertApiKey, insertApiKeyUnlessActive, revokeActiveKey } from '../store/keys.ts';
+import type { Db } from '../store/schema.ts';
+import {
+  consumeMagicToken,
+  deleteExpiredMagicTokens,
+  findMagicToken,
+  insertMagicToken,
+  type TokenPurpose,
+} from '../store/tokens.ts';
+import { generateApiKey, hashApiKey } from './api-key.ts';
+import { takeMailAllowance } from './rate-limit.ts';
+
+/** The one answer of POST /v1/signup and POST /v1/keys/recover, whatever the address. */
+export const LINK_SENT_MESSAGE =
+  'If this address can receive mail, a single-use link is on its way to it. Open it to get your API key.';
+
+/** 32 random bytes, base64url: 43 characters, 256 bits. */
+const TOKEN_BYTES = 32;
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** Expired tokens are kept this long so they still answer token_expired, then deleted. */
+const EXPIRED_TOKEN_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export function generateMagicToken(): string {
+  return randomBytes(TOKEN_BYTES).toString('base64url');
+}
+
+export function looksLikeMagicToken(value: unknown): value is string {
+  return typeof value === 'string' && TOKEN_SHAPE.test(value);
+}
+
+/** 256 random bits need no slow hash: SHA-256 hides the token from anyone who reads the store. */
+export function hashMagicToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+const emailBody = z.object({
+  email: z
+    .string({ error: 'email must be a string' })
+    .transform((v) => normaliseEmail(v))
+    .pipe(z.email({ error: 'email is not a valid e-mail address' }).max(254, 'email is too long')),
+});
+
+/** The normalised e-mail of a `{email}` body, or 400 invalid_request saying what is wrong. */
+export function parseEmailBody(body: unknown): string {
+  const parsed = emailBody.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const message =
+      issue?.path.length === 0
+        ? 'Send a JSON body {"email": "<your address>"}'
+        : (issue?.message ?? 'bad email');
+    throw apiError('invalid_request', message);
+  }
+  return parsed.data.email;
+}
+
+/**
+ * Issues a token and queues its mail. Nothing here depends on whether an account exists, so the answer and
+ * the work are the same for every address; an address past its mail cap is skipped silently.
+ */
+export async function requestMagicLink(ctx: AppContext, purpose: TokenPurpose, email: string): Promise<void> {
+  const { db } = ctx.store;
+  const now = new Date();
+  if (!(await takeMailAllowance(db, emailKey(email), now))) {
+    ctx.log.info({ purpose }, 'mail cap reached for an address; no mail sent');
+    return;
+  }
+  const token = generateMagicToken();
+  const ttl = ctx.config.magicLinkTtlSeconds;
+  await insertMagicToken(
+    db,
+    { tokenHash: hashMagicToken(token), purpose, email, expiresAt: new Date(now.getTime() + ttl * 1000) },
+    now,
+  );
+  const link = verifyLink(ctx.config.publicBaseUrl, purpose, token);
+  ctx.mailer.enqueue({ to: email, ...linkMail(purpose, link, ttl), links: [link] });
+  await deleteExpiredMagicTokens(db, new Date(now.getTime() - EXPIRED_TOKEN_RETENTION_MS));
+}
+
+export interface VerifiedLink {
+  apiKey: string | null;
+  email: string;
+  tier: string;
+  message: string;
+}
+
+const MESSAGES = {
+  issued: 'Your API key is shown only this once: store it now. Send it as "Authorization: Bearer <key>".',
+  alreadyActive:
+    'This address already has an active API key, so no new one was issued. Replace a lost key with ' +
+    'POST /v1/keys/recover, or a leaked one with POST /v1/keys/rotate.',
+  replaced: 'Your previous key is revoked. The new key is shown only this once: store it now.',
+};
+
+/** Why a token could not be consumed: unknown (or of the other purpose), already used, or expired. */
+async function tokenFailure(db: Db, tokenHash: string, purpose: TokenPurpose, now: Date): Promise<ApiError> {
+  const row = await findMagicToken(db, tokenHash, purpose);
+  if (!row) return apiError('invalid_token', 'This link is not recognised. Ask for a new one.');
+  if (row.used_at !== null) return apiError('token_used', 'This link was already used. Ask for a new one.');
+  if (row.expires_at <= now.toISOString()) {
+    return apiError('token_expired', 'This link has expired. Ask for a new one.');
+  }
+  return apiError('invalid_token', 'This link is not recognised. Ask for a new one.');
+}
+
+/**
+ * Consumes the token and acts on its account in one transaction: the account is created on the first successful
+ * verify; signup issues a key only when none is active (else apiKey null); recovery revokes and replaces it.
+ */
+export async function verifyMagicLink(
+  ctx: AppContext,
+  purpose: TokenPurpose,
+  token: unknown,
+): Promise<VerifiedLink> {
+  if (!looksLikeMagicToken(token)) {
+    throw apiError('invalid_token', 'The link carries no valid token. Open the link from the mail as it is.');
+  }
+  const { db } = ctx.store;
+  const tokenHash = hashMagicToken(token);
+  const now = new Date();
+  const result = await db.transaction().execute(async (trx) => {
+    const email = await consumeMagicToken(trx, tokenHash, purpose, now);
+    if (email === undefined) return undefined;
+    const account = await findOrCreateAccount(trx, email);
+    const key = generateApiKey();
+    if (purpose === 'recover') {
+      await revokeActiveKey(trx, account.id);
+      await insertApiKey(trx, account.id, hashApiKey(key));
+      return { account, apiKey: key, message: MESSAGES.replaced };
+    }
+    const issued = await insertApiKeyUnlessActive(trx, account.id, hashApiKey(key));
+    return issued
+      ? { account, apiKey: key, message: MESSAGES.issued }
+      : { account, apiKey: null, message: MESSAGES.alreadyActive };
+  });
+  if (!result) throw await tokenFailure(db, tokenHash, purpose, now);
+  return {
+    apiKey: result.apiKey,
+    email: result.account.email,
+    tier: result.account.tier,
+    message: result.message,
+  };
+}

@@ -1,0 +1,61 @@
+// The two link mails (signup, key recovery): a plain-text and an HTML part; they carry a link, never a key.
+import type { TokenPurpose } from '../store/tokens.ts';
+
+export interface MailContent {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** "30 minutes", "1 hour", "90 seconds": how long a link stays valid, in words. */
+export function describeDuration(seconds: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (seconds % 3600 === 0) return plural(seconds / 3600, 'hour');
+  if (seconds % 60 === 0) return plural(seconds / 60, 'minute');
+  return plural(seconds, 'second');
+}
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The verify address of a purpose, always under PUBLIC_BASE_URL (never the request's Host). */
+export function verifyLink(publicBaseUrl: string, purpose: TokenPurpose, token: string): string {
+  const path = purpose === 'signup' ? '/v1/signup/verify' : '/v1/keys/recover/verify';
+  return `${publicBaseUrl}${path}?token=${encodeURIComponent(token)}`;
+}
+
+const WORDING: Record<TokenPurpose, { subject: string; intro: string; action: string; after: string }> = {
+  signup: {
+    subject: 'Your imgpipe sign-up link',
+    intro: 'Someone (hopefully you) asked for a free imgpipe API key for this address.',
+    action: 'Get my API key',
+    after:
+      'Opening the link shows a page with a button; your key is shown once when you press it. ' +
+      'If this address already has a key, no new key is issued: use key recovery to replace a lost one.',
+  },
+  recover: {
+    subject: 'Replace your imgpipe API key',
+    intro: 'Someone (hopefully you) asked to replace the imgpipe API key of this address.',
+    action: 'Replace my API key',
+    after:
+      'Pressing the button on the page revokes your current key at once and shows the new one, once. ' +
+      'If you did not ask for this, ignore this mail: nothing changes until the link is used.',
+  },
+};
+
+export function linkMail(purpose: TokenPurpose, link: string, ttlSeconds: number): MailContent {
+  const w = WORDING[purpose];
+  const validity = `The link works once and is valid for ${describeDuration(ttlSeconds)}.`;
+  const text = [w.intro, '', `${w.action}:`, link, '', validity, w.after, '', '-- imgpipe', ''].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family:sans-serif;line-height:1.5">
+<p>${escapeHtml(w.intro)}</p>
+<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:.6em 1.2em;background:#1f6feb;color:#fff;text-decoration:none;border-radius:6px">${escapeHtml(w.action)}</a></p>
+<p>Or open this address: <br><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>
+<p>${escapeHtml(validity)} ${escapeHtml(w.after)}</p>
+<p>-- imgpipe</p>
+</body></html>
+`;
+  return { subject: w.subject, text, html };
+}
