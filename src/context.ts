@@ -1,5 +1,6 @@
 // owns: building every long-lived service from the Config (the only place that constructs them) and closing them.
 import pino, { type Logger } from 'pino';
+import { createPaymentProvider, type PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
@@ -14,6 +15,8 @@ export interface AppContext {
   /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance. */
   fetches: Limiter;
   operations: ReturnType<typeof operationsSchema>;
+  /** The payment provider: Stripe with STRIPE_SECRET_KEY, else the local one. */
+  billing: PaymentProvider;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     jobs: createLimiter(config.maxConcurrentJobs),
     fetches: createLimiter(config.maxConcurrentFetches),
     operations: operationsSchema(config.maxResizeDimension),
+    billing: createPaymentProvider(config, store.db),
     close: () => store.close(),
   };
 }

@@ -3,8 +3,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import multipart from '@fastify/multipart';
 import type { AppContext } from '../context.ts';
 import { registerErrorHandler } from './error-handler.ts';
+import { billingRoutes } from './routes/billing.ts';
+import { devBillingRoutes } from './routes/dev-billing.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
+import { webhookRoutes } from './routes/webhook.ts';
 
 export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
@@ -41,5 +44,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     await scope.register(imageRoutes, { ctx });
   });
   await app.register(healthRoutes, { ctx });
+  await app.register(billingRoutes, { ctx });
+  await app.register(webhookRoutes, { ctx });
+  if (!ctx.config.stripe) await app.register(devBillingRoutes, { ctx });
   return app;
 }
