@@ -30,6 +30,12 @@ ${body}
 </body></html>`;
 }
 
+const PRICING_LINK = '<p class="note"><a href="/pricing">All tiers and quotas</a></p>';
+
+function devPage(title: string, body: string): string {
+  return page(title, `${body}\n${PRICING_LINK}`);
+}
+
 /** /pricing: every tier with its quota; a form per paid tier that starts a checkout (303 to the provider). */
 export function renderPricingPage(quotas: Record<Tier, number>): string {
   const cards = PAID.map(
@@ -58,7 +64,7 @@ export function renderLocalCheckoutPage(view: LocalCheckoutView): string {
   const body = view.paid
     ? `<p>This checkout is already paid. <a href="/v1/billing/session/${encodeURIComponent(view.id)}/key">Get your key</a>.</p>`
     : `<form method="post" action="${action}"><button type="submit">Pay</button></form>`;
-  return page(
+  return devPage(
     `Checkout: ${view.tier}`,
     `<h1>Checkout</h1>
 <p class="note">Local test payment provider: no money moves.</p>
@@ -84,7 +90,7 @@ export function renderLocalPortalPage(
     ),
   );
   if (view.tier !== 'free') changes.push(button('free', 'Cancel subscription'));
-  return page(
+  return devPage(
     'Customer portal',
     `<h1>Customer portal</h1>
 <p class="note">Local test payment provider: no money moves.</p>

@@ -25,6 +25,7 @@ test('local provider: checkout → pay → key once → null → portal → upgr
   assert.match(page.body, /\$9\.00 \/ month/);
   assert.match(page.body, new RegExp(`<form method="post" action="/dev/billing/checkout/${sessionId}/pay">`));
   assert.match(page.body, /<button type="submit">Pay<\/button>/);
+  assert.match(page.body, /<a href="\/pricing">/);
   assertSelfContained(page.body);
 
   const keyUrl = `/v1/billing/session/${sessionId}/key`;
@@ -61,6 +62,7 @@ test('local provider: checkout → pay → key once → null → portal → upgr
   assert.match(portalPage.body, /Upgrade to growth/);
   assert.match(portalPage.body, /Upgrade to scale/);
   assert.match(portalPage.body, /name="tier" value="free"/);
+  assert.match(portalPage.body, /<a href="\/pricing">/);
   assertSelfContained(portalPage.body);
 
   const upgrade = await app.inject({
