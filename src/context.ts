@@ -1,5 +1,6 @@
 // owns: building every long-lived service from the Config (the only place that constructs them) and closing them.
 import pino, { type Logger } from 'pino';
+import { createPaymentProvider, type PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
@@ -20,6 +21,8 @@ export interface AppContext {
   operations: ReturnType<typeof operationsSchema>;
   /** Link mails, queued off the request path (SMTP_URL, or the dev outbox). */
   mailer: Mailer;
+  /** The payment provider: Stripe with STRIPE_SECRET_KEY, else the local one. */
+  billing: PaymentProvider;
   close(): Promise<void>;
 }
 
@@ -53,6 +56,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     fetcher: createUrlFetcher(config),
     operations: operationsSchema(config.maxResizeDimension),
     mailer,
+    billing: createPaymentProvider(config, store.db),
     close: async () => {
       await mailer.close();
       await store.close();

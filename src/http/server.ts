@@ -8,6 +8,9 @@ import { imageRoutes } from './routes/image.ts';
 import { signupRoutes } from './routes/signup.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { accountRoutes } from './routes/account.ts';
+import { billingRoutes } from './routes/billing.ts';
+import { devBillingRoutes } from './routes/dev-billing.ts';
+import { webhookRoutes } from './routes/webhook.ts';
 
 export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
@@ -48,5 +51,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(signupRoutes, { ctx });
   await app.register(keyRoutes, { ctx });
   await app.register(accountRoutes, { ctx });
+  await app.register(billingRoutes, { ctx });
+  await app.register(webhookRoutes, { ctx });
+  if (!ctx.config.stripe) await app.register(devBillingRoutes, { ctx });
   return app;
 }

@@ -58,6 +58,42 @@ export interface CheckoutClaimTable {
   created_at: string;
 }
 
+/** Local payment provider (no STRIPE_SECRET_KEY): times are epoch seconds, like a provider's. */
+export interface LocalCustomerTable {
+  id: string;
+  email_key: string;
+  email: string;
+  created_at: number;
+}
+
+export interface LocalCheckoutSessionTable {
+  id: string;
+  customer_id: string;
+  email: string;
+  tier: string;
+  /** `open` until paid, then `complete`. */
+  status: string;
+  subscription_id: string | null;
+  created_at: number;
+}
+
+export interface LocalSubscriptionTable {
+  id: string;
+  customer_id: string;
+  email: string;
+  tier: string;
+  /** `active` or `canceled`. */
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LocalPortalSessionTable {
+  token_hash: string;
+  customer_id: string;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -66,6 +102,10 @@ export interface Database {
   rate_limits: RateLimitTable;
   billing_events: BillingEventTable;
   checkout_claims: CheckoutClaimTable;
+  local_customers: LocalCustomerTable;
+  local_checkout_sessions: LocalCheckoutSessionTable;
+  local_subscriptions: LocalSubscriptionTable;
+  local_portal_sessions: LocalPortalSessionTable;
 }
 
 export type Db = Kysely<Database>;

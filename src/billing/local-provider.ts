@@ -1,0 +1,243 @@
+// The built-in payment provider used when STRIPE_SECRET_KEY is unset: hosted pages under /dev/billing, state in
+// the store, and every change emitted as a Stripe-shaped event signed with a per-process secret, so the
+// webhook handler applies it exactly as it applies Stripe's.
+import { createHash, randomBytes } from 'node:crypto';
+import Stripe from 'stripe';
+import type { Config, Tier } from '../config.ts';
+import { apiError } from '../errors.ts';
+import { emailKey } from '../store/accounts.ts';
+import * as local from '../store/local-billing.ts';
+import type { Db } from '../store/schema.ts';
+import type {
+  BillingEvent,
+  CheckoutRequest,
+  CheckoutSessionState,
+  PaymentProvider,
+  SubscriptionState,
+} from './provider.ts';
+import { EMAIL_METADATA_KEY, subscriptionState, verifyStripeEvent } from './stripe-events.ts';
+import {
+  formatMonthlyPrice,
+  isPaidTier,
+  LOCAL_PRICES_CENTS,
+  type PaidTier,
+  type PriceTable,
+} from './tiers.ts';
+
+const LOCAL_PRICES: PriceTable = {
+  starter: 'price_local_starter',
+  growth: 'price_local_growth',
+  scale: 'price_local_scale',
+};
+const PORTAL_TTL_SECONDS = 3600;
+
+/** A provider notification as it travels: the exact body and its Stripe-Signature header. */
+export interface SignedEvent {
+  payload: Buffer;
+  signature: string;
+}
+
+export interface LocalCheckoutView {
+  id: string;
+  tier: PaidTier;
+  email: string;
+  price: string;
+  paid: boolean;
+}
+
+export interface LocalPortalView {
+  email: string;
+  tier: Tier;
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const newId = (prefix: string) => `${prefix}_local_${randomBytes(12).toString('hex')}`;
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+function subscriptionObject(sub: local.LocalSubscription) {
+  return {
+    id: sub.id,
+    object: 'subscription',
+    customer: sub.customer_id,
+    status: sub.status,
+    created: sub.created_at,
+    metadata: { [EMAIL_METADATA_KEY]: sub.email },
+    items: { object: 'list', data: [{ price: { id: LOCAL_PRICES[sub.tier as PaidTier] ?? null } }] },
+  };
+}
+
+function sessionObject(session: local.LocalCheckoutSession) {
+  const paid = session.status === 'complete';
+  return {
+    id: session.id,
+    object: 'checkout.session',
+    mode: 'subscription',
+    status: session.status,
+    payment_status: paid ? 'paid' : 'unpaid',
+    customer: session.customer_id,
+    subscription: session.subscription_id,
+    created: session.created_at,
+    metadata: { [EMAIL_METADATA_KEY]: session.email, imgpipe_tier: session.tier },
+  };
+}
+
+export class LocalProvider implements PaymentProvider {
+  // Random per process: only this process signs and verifies local events, in-process.
+  private readonly webhookSecret = `whsec_local_${randomBytes(24).toString('hex')}`;
+
+  constructor(
+    private readonly db: Db,
+    // Read at each use (not copied) so the base URL is the one configured when a link is made.
+    private readonly config: Pick<Config, 'publicBaseUrl'>,
+  ) {}
+
+  async createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }> {
+    const customerId =
+      request.customerId ??
+      (
+        await local.findOrCreateLocalCustomer(this.db, {
+          id: newId('cus'),
+          email_key: emailKey(request.email),
+          email: request.email,
+          created_at: nowSeconds(),
+        })
+      ).id;
+    const id = newId('cs');
+    // request.successUrl is not stored: contract §4 fixes where Pay redirects (/v1/billing/session/<id>/key).
+    await local.insertLocalSession(this.db, {
+      id,
+      customer_id: customerId,
+      email: request.email,
+      tier: request.tier,
+      status: 'open',
+      subscription_id: null,
+      created_at: nowSeconds(),
+    });
+    return { id, url: `${this.config.publicBaseUrl}/dev/billing/checkout/${id}` };
+  }
+
+  async retrieveCheckout(sessionId: string): Promise<CheckoutSessionState | undefined> {
+    const session = await local.findLocalSession(this.db, sessionId);
+    if (!session) return undefined;
+    return {
+      id: session.id,
+      paid: session.status === 'complete',
+      email: session.email,
+      customerId: session.customer_id,
+      subscriptionId: session.subscription_id ?? undefined,
+      created: session.created_at,
+    };
+  }
+
+  async retrieveSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
+    const sub = await local.findLocalSubscription(this.db, subscriptionId);
+    return sub && subscriptionState(subscriptionObject(sub), LOCAL_PRICES);
+  }
+
+  async createPortal(customerId: string): Promise<{ url: string }> {
+    const token = randomBytes(24).toString('base64url');
+    await local.insertLocalPortalSession(
+      this.db,
+      hashToken(token),
+      customerId,
+      nowSeconds() + PORTAL_TTL_SECONDS,
+    );
+    return { url: `${this.config.publicBaseUrl}/dev/billing/portal/${token}` };
+  }
+
+  verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent {
+    return verifyStripeEvent(rawBody, signature, this.webhookSecret);
+  }
+
+  /** What the hosted checkout page shows; undefined for an unknown session. */
+  async describeCheckout(sessionId: string): Promise<LocalCheckoutView | undefined> {
+    const session = await local.findLocalSession(this.db, sessionId);
+    if (!session || !isPaidTier(session.tier)) return undefined;
+    return {
+      id: session.id,
+      tier: session.tier,
+      email: session.email,
+      price: formatMonthlyPrice(LOCAL_PRICES_CENTS[session.tier]),
+      paid: session.status === 'complete',
+    };
+  }
+
+  /** Pays an open session: starts its subscription and returns the events to deliver (none if already paid). */
+  async payCheckout(sessionId: string): Promise<SignedEvent[]> {
+    const session = await local.findLocalSession(this.db, sessionId);
+    if (!session) throw apiError('session_not_found', `No checkout session ${sessionId}`);
+    const now = nowSeconds();
+    const sub: local.LocalSubscription = {
+      id: newId('sub'),
+      customer_id: session.customer_id,
+      email: session.email,
+      tier: session.tier,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    };
+    // Completing the session and starting its subscription commit together, and only once.
+    const won = await this.db.transaction().execute(async (trx) => {
+      if (!(await local.completeLocalSession(trx, session.id, sub.id))) return false;
+      await local.insertLocalSubscription(trx, sub);
+      return true;
+    });
+    if (!won) return [];
+    const paid = { ...session, status: 'complete', subscription_id: sub.id };
+    return [
+      this.sign('checkout.session.completed', sessionObject(paid)),
+      this.sign('customer.subscription.created', subscriptionObject(sub)),
+    ];
+  }
+
+  private async portalCustomer(token: string): Promise<local.LocalCustomer | undefined> {
+    const customerId = await local.findLocalPortalCustomer(this.db, hashToken(token), nowSeconds());
+    return customerId === undefined ? undefined : local.findLocalCustomer(this.db, customerId);
+  }
+
+  /** What the portal page shows; undefined for an unknown or expired portal session. */
+  async describePortal(token: string): Promise<LocalPortalView | undefined> {
+    const customer = await this.portalCustomer(token);
+    if (!customer) return undefined;
+    const active = await local.findActiveLocalSubscription(this.db, customer.id);
+    return { email: customer.email, tier: active && isPaidTier(active.tier) ? active.tier : 'free' };
+  }
+
+  /** Upgrade, downgrade (a paid tier) or cancel (`free`); returns the event to deliver. */
+  async changeTier(token: string, tier: Tier): Promise<SignedEvent[]> {
+    const customer = await this.portalCustomer(token);
+    if (!customer) throw apiError('not_found', 'This portal session is unknown or has expired');
+    const active = await local.findActiveLocalSubscription(this.db, customer.id);
+    const now = nowSeconds();
+    if (tier === 'free') {
+      if (!active) return [];
+      await local.updateLocalSubscription(this.db, active.id, { status: 'canceled', updated_at: now });
+      return [
+        this.sign('customer.subscription.deleted', subscriptionObject({ ...active, status: 'canceled' })),
+      ];
+    }
+    if (active) {
+      if (active.tier === tier) return [];
+      await local.updateLocalSubscription(this.db, active.id, { tier, updated_at: now });
+      return [this.sign('customer.subscription.updated', subscriptionObject({ ...active, tier }))];
+    }
+    const sub: local.LocalSubscription = {
+      id: newId('sub'),
+      customer_id: customer.id,
+      email: customer.email,
+      tier,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    };
+    await local.insertLocalSubscription(this.db, sub);
+    return [this.sign('customer.subscription.created', subscriptionObject(sub))];
+  }
+
+  private sign(type: string, object: unknown): SignedEvent {
+    const event = { id: newId('evt'), object: 'event', type, created: nowSeconds(), data: { object } };
+    const payload = JSON.stringify(event);
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: this.webhookSecret });
+    return { payload: Buffer.from(payload), signature };
+  }
+}

@@ -1,0 +1,82 @@
+// owns: the payment provider boundary (PaymentProvider) and choosing Stripe or the local provider from config.
+import type { Config } from '../config.ts';
+import type { Db } from '../store/schema.ts';
+import { LocalProvider } from './local-provider.ts';
+import { StripeProvider } from './stripe-provider.ts';
+import type { PaidTier } from './tiers.ts';
+
+export interface CheckoutRequest {
+  tier: PaidTier;
+  /** Normalised e-mail of the buyer; the provider customer of that e-mail is reused when it exists. */
+  email: string;
+  /** The customer already linked to the buyer's account, if any. */
+  customerId: string | undefined;
+  /** Contains the literal `{CHECKOUT_SESSION_ID}`, which the provider replaces. */
+  successUrl: string;
+  cancelUrl: string;
+}
+
+/** What the service needs to know of a checkout session, read from the provider. */
+export interface CheckoutSessionState {
+  id: string;
+  paid: boolean;
+  email: string | undefined;
+  customerId: string | undefined;
+  subscriptionId: string | undefined;
+  /** Provider time (seconds) the session was created. */
+  created: number;
+}
+
+export interface SubscriptionState {
+  id: string;
+  customerId: string;
+  email: string | undefined;
+  status: string;
+  /** Tier of the subscription's price; undefined when the price is not one of the configured ones. */
+  priceTier: PaidTier | undefined;
+}
+
+/** A verified provider notification, reduced to what changes an account. */
+export type BillingEvent =
+  | {
+      kind: 'checkout_completed';
+      id: string;
+      type: string;
+      created: number;
+      sessionId: string;
+      paid: boolean;
+      customerId: string | undefined;
+      subscriptionId: string | undefined;
+      email: string | undefined;
+    }
+  | {
+      kind: 'subscription_changed';
+      id: string;
+      type: string;
+      created: number;
+      subscriptionId: string;
+      customerId: string;
+      email: string | undefined;
+      deleted: boolean;
+    }
+  | { kind: 'ignored'; id: string; type: string; created: number };
+
+/**
+ * Everything the service asks of a payment provider. Implementations throw
+ * `provider_unavailable` when the provider cannot be reached, and `invalid_signature` from verifyEvent.
+ */
+export interface PaymentProvider {
+  createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }>;
+  /** Undefined when the provider knows no such session. */
+  retrieveCheckout(sessionId: string): Promise<CheckoutSessionState | undefined>;
+  /** Undefined when the provider knows no such subscription. */
+  retrieveSubscription(subscriptionId: string): Promise<SubscriptionState | undefined>;
+  createPortal(customerId: string, returnUrl: string): Promise<{ url: string }>;
+  /** Checks the signature over the exact raw body (tolerance 300 s) and parses the event. */
+  verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent;
+}
+
+/** Stripe when STRIPE_SECRET_KEY is set, else the built-in local provider. */
+export function createPaymentProvider(config: Config, db: Db): PaymentProvider {
+  return config.stripe ? new StripeProvider(config.stripe) : new LocalProvider(db, config);
+}

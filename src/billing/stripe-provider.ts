@@ -1,0 +1,153 @@
+// Stripe through the official SDK. STRIPE_API_BASE points the SDK at a Stripe-compatible server (stripe-mock,
+// the test stub). Every SDK failure other than "no such object" becomes provider_unavailable, never a 500.
+import { createHash } from 'node:crypto';
+import Stripe from 'stripe';
+import type { Config } from '../config.ts';
+import { apiError, isApiError } from '../errors.ts';
+import type {
+  BillingEvent,
+  CheckoutRequest,
+  CheckoutSessionState,
+  PaymentProvider,
+  SubscriptionState,
+} from './provider.ts';
+import {
+  EMAIL_METADATA_KEY,
+  isSessionPaid,
+  sessionEmail,
+  subscriptionState,
+  verifyStripeEvent,
+} from './stripe-events.ts';
+import { priceIdForTier, type PriceTable } from './tiers.ts';
+
+type StripeSettings = NonNullable<Config['stripe']>;
+
+/** SDK connection options from STRIPE_API_BASE (`http://127.0.0.1:12111` → host, port, protocol). */
+export function stripeConnectionOptions(apiBase: string | undefined): Stripe.StripeConfig {
+  if (!apiBase) return {};
+  const url = new URL(apiBase);
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port || (protocol === 'http' ? 80 : 443),
+    protocol,
+  };
+}
+
+function isMissing(err: unknown): boolean {
+  const e = err as { statusCode?: number; code?: string };
+  return e.statusCode === 404 || e.code === 'resource_missing';
+}
+
+/** Runs one provider call; any failure becomes provider_unavailable (the details stay in the logs). */
+async function call<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isApiError(err)) throw err;
+    throw apiError('provider_unavailable', `The payment provider could not ${what}; try again shortly`, {
+      cause: err,
+    });
+  }
+}
+
+export class StripeProvider implements PaymentProvider {
+  private readonly stripe: Stripe;
+  private readonly prices: PriceTable;
+  private readonly webhookSecret: string;
+
+  constructor(settings: StripeSettings) {
+    this.stripe = new Stripe(settings.secretKey, {
+      ...stripeConnectionOptions(settings.apiBase),
+      maxNetworkRetries: 1,
+      timeout: 15_000,
+      telemetry: false,
+    });
+    this.prices = {
+      starter: settings.prices.starter,
+      growth: settings.prices.growth,
+      scale: settings.prices.scale,
+    };
+    this.webhookSecret = settings.webhookSecret;
+  }
+
+  async createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }> {
+    const price = priceIdForTier(this.prices, request.tier);
+    if (!price) {
+      throw apiError('invalid_tier', `The ${request.tier} tier is not offered here (no STRIPE_PRICE_ set)`);
+    }
+    return call('start a checkout', async () => {
+      const customer = request.customerId ?? (await this.findOrCreateCustomer(request.email));
+      const session = await this.stripe.checkout.sessions.create({
+        mode: 'subscription',
+        customer,
+        line_items: [{ price, quantity: 1 }],
+        success_url: request.successUrl,
+        cancel_url: request.cancelUrl,
+        metadata: { [EMAIL_METADATA_KEY]: request.email, imgpipe_tier: request.tier },
+        subscription_data: { metadata: { [EMAIL_METADATA_KEY]: request.email } },
+      });
+      if (!session.url) throw new Error(`checkout session ${session.id} has no url`);
+      return { id: session.id, url: session.url };
+    });
+  }
+
+  /** The customer of that e-mail (lower-cased, so case never splits one buyer in two), created once. */
+  private async findOrCreateCustomer(email: string): Promise<string> {
+    const lookup = email.toLowerCase();
+    const existing = await this.stripe.customers.list({ email: lookup, limit: 1 });
+    if (existing.data[0]) return existing.data[0].id;
+    // The idempotency key makes two racing first checkouts of one e-mail create a single customer.
+    const idempotencyKey = `imgpipe-customer-${createHash('sha256').update(lookup).digest('hex')}`;
+    const created = await this.stripe.customers.create(
+      { email: lookup, metadata: { [EMAIL_METADATA_KEY]: email } },
+      { idempotencyKey },
+    );
+    return created.id;
+  }
+
+  async retrieveCheckout(sessionId: string): Promise<CheckoutSessionState | undefined> {
+    return call('read the checkout session', async () => {
+      try {
+        const session = await this.stripe.checkout.sessions.retrieve(sessionId);
+        return {
+          id: session.id,
+          paid: isSessionPaid(session),
+          email: sessionEmail(session),
+          customerId: typeof session.customer === 'string' ? session.customer : session.customer?.id,
+          subscriptionId:
+            typeof session.subscription === 'string' ? session.subscription : session.subscription?.id,
+          created: session.created,
+        };
+      } catch (err) {
+        if (isMissing(err)) return undefined;
+        throw err;
+      }
+    });
+  }
+
+  async retrieveSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
+    return call('read the subscription', async () => {
+      try {
+        return subscriptionState(await this.stripe.subscriptions.retrieve(subscriptionId), this.prices);
+      } catch (err) {
+        if (isMissing(err)) return undefined;
+        throw err;
+      }
+    });
+  }
+
+  async createPortal(customerId: string, returnUrl: string): Promise<{ url: string }> {
+    return call('open the customer portal', async () => {
+      const session = await this.stripe.billingPortal.sessions.create({
+        customer: customerId,
+        return_url: returnUrl,
+      });
+      return { url: session.url };
+    });
+  }
+
+  verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent {
+    return verifyStripeEvent(rawBody, signature, this.webhookSecret);
+  }
+}

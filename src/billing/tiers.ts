@@ -1,0 +1,40 @@
+// Tiers of the billing domain: which ones can be bought, price id ↔ tier, and the tier a subscription grants.
+import { PAID_TIERS, type Tier } from '../config.ts';
+
+export type PaidTier = 'starter' | 'growth' | 'scale';
+
+export function isPaidTier(value: unknown): value is PaidTier {
+  return typeof value === 'string' && (PAID_TIERS as readonly string[]).includes(value);
+}
+
+/** Price id of each paid tier; a tier without one cannot be bought. */
+export type PriceTable = Partial<Record<PaidTier, string>>;
+
+export function priceIdForTier(prices: PriceTable, tier: PaidTier): string | undefined {
+  return prices[tier];
+}
+
+export function tierForPriceId(prices: PriceTable, priceId: string | null | undefined): PaidTier | undefined {
+  if (!priceId) return undefined;
+  return (Object.keys(prices) as PaidTier[]).find((tier) => prices[tier] === priceId);
+}
+
+/** Statuses in which the subscriber keeps the tier of the price; every other status means free. */
+export const PAYING_STATUSES: readonly string[] = ['active', 'trialing', 'past_due'];
+
+/**
+ * The tier a subscription grants. Canceled, unpaid, incomplete_expired (and incomplete, paused: nothing is
+ * being paid) give `free`; a paying status gives the tier of its price, or undefined when the price is not
+ * one of ours (the caller then leaves the tier alone rather than guess).
+ */
+export function tierForSubscription(status: string, priceTier: PaidTier | undefined): Tier | undefined {
+  if (!PAYING_STATUSES.includes(status)) return 'free';
+  return priceTier;
+}
+
+/** Display prices of the local provider, in cents per month: no money moves, but the page shows one. */
+export const LOCAL_PRICES_CENTS: Record<PaidTier, number> = { starter: 900, growth: 2900, scale: 9900 };
+
+export function formatMonthlyPrice(cents: number): string {
+  return `$${(cents / 100).toFixed(2)} / month`;
+}

@@ -1,0 +1,56 @@
+// POST /v1/billing/checkout, GET /v1/billing/session/:id/key, POST /v1/billing/portal and the /pricing page.
+import formbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+import { claimSessionKey, openPortal, startCheckout, type CheckoutDeps } from '../../billing/checkout.ts';
+import { parseCheckoutRequest } from '../../billing/checkout-request.ts';
+import { renderPricingPage } from '../../billing/pages.ts';
+import type { AppContext } from '../../context.ts';
+import { apiError } from '../../errors.ts';
+import { accountOf, requireApiKey } from '../auth.ts';
+
+export function billingDeps(ctx: AppContext): CheckoutDeps {
+  return { db: ctx.store.db, provider: ctx.billing, log: ctx.log, config: ctx.config };
+}
+
+const MAX_SESSION_ID_LENGTH = 255;
+
+export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  const deps = billingDeps(ctx);
+  // The pricing page posts plain HTML forms here.
+  await app.register(formbody);
+  // An empty JSON body (e.g. POST /v1/billing/portal with a Content-Type) reads as no body, not an error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(apiError('invalid_request', 'The body is not valid JSON'));
+    }
+  });
+
+  app.post('/v1/billing/checkout', async (request, reply) => {
+    const { tier, email } = parseCheckoutRequest(request.body);
+    const { url } = await startCheckout(deps, tier, email);
+    // A browser form (the pricing page) is sent on to the checkout; API clients get the URL as JSON.
+    if (request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+      return reply.redirect(url, 303);
+    }
+    return { url };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/billing/session/:id/key', async (request) => {
+    const { id } = request.params;
+    if (id.length > MAX_SESSION_ID_LENGTH) throw apiError('session_not_found', 'No such checkout session');
+    return claimSessionKey(deps, id);
+  });
+
+  app.post('/v1/billing/portal', { onRequest: requireApiKey(ctx) }, async (request) =>
+    openPortal(deps, accountOf(request).accountId),
+  );
+
+  app.get('/pricing', async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(renderPricingPage(ctx.config.quotas)),
+  );
+}

@@ -1,0 +1,18 @@
+// POST /v1/billing/webhook: in its own scope, where every body stays the raw Buffer the signature covers.
+import type { FastifyInstance } from 'fastify';
+import { receiveProviderEvent } from '../../billing/events.ts';
+import type { AppContext } from '../../context.ts';
+import { billingDeps } from './billing.ts';
+
+export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  const deps = billingDeps(ctx);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.post('/v1/billing/webhook', { config: { badBodyCode: 'invalid_signature' } }, async (request) => {
+    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const header = request.headers['stripe-signature'];
+    await receiveProviderEvent(deps, raw, typeof header === 'string' ? header : undefined);
+    return { received: true };
+  });
+}

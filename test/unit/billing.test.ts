@@ -1,0 +1,98 @@
+// Pure billing logic: tiers from prices and statuses, the checkout body, SDK options, HTML escaping.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseCheckoutRequest } from '../../src/billing/checkout-request.ts';
+import { escapeHtml } from '../../src/billing/pages.ts';
+import { stripeConnectionOptions } from '../../src/billing/stripe-provider.ts';
+import { isPaidTier, tierForPriceId, tierForSubscription } from '../../src/billing/tiers.ts';
+import { ApiError } from '../../src/errors.ts';
+
+const prices = { starter: 'price_s', growth: 'price_g', scale: 'price_x' };
+
+test('tierForPriceId: a configured price gives its tier, anything else undefined', () => {
+  assert.equal(tierForPriceId(prices, 'price_g'), 'growth');
+  assert.equal(tierForPriceId(prices, 'price_other'), undefined);
+  assert.equal(tierForPriceId(prices, null), undefined);
+  assert.equal(tierForPriceId({ starter: 'price_s' }, 'price_g'), undefined);
+});
+
+test('tierForSubscription: paying statuses keep the price tier; canceled, unpaid, incomplete_expired are free', () => {
+  for (const status of ['active', 'trialing', 'past_due'])
+    assert.equal(tierForSubscription(status, 'scale'), 'scale');
+  for (const status of ['canceled', 'unpaid', 'incomplete_expired', 'incomplete', 'paused']) {
+    assert.equal(tierForSubscription(status, 'scale'), 'free', status);
+  }
+  assert.equal(tierForSubscription('active', undefined), undefined);
+});
+
+test('isPaidTier: only starter, growth and scale', () => {
+  assert.deepEqual(['starter', 'growth', 'scale', 'free', 'Starter', '', 1, null].map(isPaidTier), [
+    true,
+    true,
+    true,
+    false,
+    false,
+    false,
+    false,
+    false,
+  ]);
+});
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (err) {
+    return err instanceof ApiError ? err.code : 'not-an-ApiError';
+  }
+}
+
+test('parseCheckoutRequest: tier is checked first (invalid_tier), then the e-mail (invalid_request)', () => {
+  assert.deepEqual(parseCheckoutRequest({ tier: 'growth', email: ' a@example.com ' }), {
+    tier: 'growth',
+    email: 'a@example.com',
+  });
+  assert.equal(
+    codeOf(() => parseCheckoutRequest({ tier: 'free', email: 'bad' })),
+    'invalid_tier',
+  );
+  assert.equal(
+    codeOf(() => parseCheckoutRequest(undefined)),
+    'invalid_tier',
+  );
+  assert.equal(
+    codeOf(() => parseCheckoutRequest('starter')),
+    'invalid_tier',
+  );
+  assert.equal(
+    codeOf(() => parseCheckoutRequest({ tier: 'starter' })),
+    'invalid_request',
+  );
+  assert.equal(
+    codeOf(() => parseCheckoutRequest({ tier: 'starter', email: 'a@b@c' })),
+    'invalid_request',
+  );
+});
+
+test('stripeConnectionOptions: STRIPE_API_BASE becomes host, port and protocol', () => {
+  assert.deepEqual(stripeConnectionOptions('http://127.0.0.1:12111'), {
+    host: '127.0.0.1',
+    port: '12111',
+    protocol: 'http',
+  });
+  assert.deepEqual(stripeConnectionOptions('https://stripe.internal'), {
+    host: 'stripe.internal',
+    port: 443,
+    protocol: 'https',
+  });
+  assert.deepEqual(stripeConnectionOptions('http://[::1]:8080'), {
+    host: '::1',
+    port: '8080',
+    protocol: 'http',
+  });
+  assert.deepEqual(stripeConnectionOptions(undefined), {});
+});
+
+test('escapeHtml: the five HTML specials are escaped', () => {
+  assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+});
