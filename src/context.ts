@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
+import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';
 
 export interface AppContext {
   config: Config;
@@ -13,6 +14,8 @@ export interface AppContext {
   jobs: Limiter;
   /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance. */
   fetches: Limiter;
+  /** Quota refunds, kept and retried while the store is unavailable. */
+  refunds: QuotaRefunds;
   operations: ReturnType<typeof operationsSchema>;
   close(): Promise<void>;
 }
@@ -37,6 +40,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     statementTimeoutMs: config.databaseStatementTimeoutMs,
   });
   await migrateStore(store.db);
+  const refunds = createQuotaRefunds(store.db, log);
   return {
     config,
     log,
@@ -44,6 +48,10 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     jobs: createLimiter(config.maxConcurrentJobs),
     fetches: createLimiter(config.maxConcurrentFetches),
     operations: operationsSchema(config.maxResizeDimension),
-    close: () => store.close(),
+    refunds,
+    close: async () => {
+      await refunds.close();
+      await store.close();
+    },
   };
 }

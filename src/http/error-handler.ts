@@ -1,6 +1,7 @@
 // owns: the only writer of `{"error":{"code","message"}}`: maps every thrown error to an ApiError and sends it.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiError, isApiError, type ErrorCode } from '../errors.ts';
+import { isStoreUnavailableError } from '../store/unavailable.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -9,9 +10,17 @@ declare module 'fastify' {
   }
 }
 
+const STORE_RETRY_AFTER_SECONDS = 2;
+
 /** Converts anything thrown in a request into the ApiError the client will see. */
 export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   if (isApiError(err)) return err;
+  if (isStoreUnavailableError(err)) {
+    return apiError('store_unavailable', 'The data store is unavailable; retry shortly', {
+      headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS },
+      cause: err,
+    });
+  }
   const fe = err as Partial<FastifyError>;
   const badBodyCode = request.routeOptions.config?.badBodyCode ?? 'invalid_request';
   if (fe.validation)
@@ -45,6 +54,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
     const apiErr = toApiError(err, request);
     reply.errorCode = apiErr.code;
     if (apiErr.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+    if (apiErr.code === 'store_unavailable') request.log.warn({ err }, 'store unavailable');
     return sendApiError(reply, apiErr);
   });
   app.setNotFoundHandler((request, reply) => {
