@@ -61,22 +61,32 @@ function openPgPool(databaseUrl: string, options: StoreOptions): pg.Pool {
   pool.on('connect', (client) => {
     // The same for a checked-out client between two statements: the next query reports the failure instead.
     client.on('error', () => {});
-    dropClientAfterReadTimeout(client);
+    dropClientAfterConnectionLoss(client);
   });
   return pool;
 }
 
+/** The client's connection is gone or stuck: a read timeout, a terminated backend, a broken socket. */
+function isConnectionLost(err: unknown): boolean {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code.startsWith('E'))) {
+    return true;
+  }
+  return typeof message === 'string' && /^(Query read timeout|Connection terminated)/.test(message);
+}
+
 /**
- * After a client-side query timeout the client still waits for that reply, so lending it out again would
- * make the next request wait too. Ending it makes the pool discard it and open a fresh connection later.
+ * A client whose connection was lost may still be lent out again before its socket closes, and after a
+ * client-side read timeout it still waits for that reply. Ending it makes the pool discard it at release,
+ * so the next request gets a fresh connection instead of the same failure.
  */
-function dropClientAfterReadTimeout(client: pg.PoolClient): void {
+function dropClientAfterConnectionLoss(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (...args: unknown[]) => {
     const result = query(...args);
     if (result instanceof Promise) {
       result.catch((err: unknown) => {
-        if ((err as Error).message === 'Query read timeout') client.end().catch(() => {});
+        if (isConnectionLost(err)) client.end().catch(() => {});
       });
     }
     return result;
