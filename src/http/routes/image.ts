@@ -18,8 +18,11 @@ function guardReservation(ctx: AppContext, reply: FastifyReply, refund: () => Pr
     refunded = true;
     await refund();
   };
+  // 'finish' (the whole response handed to the socket) rather than writableFinished, which inject never sets.
+  let finished = false;
+  reply.raw.once('finish', () => (finished = true));
   reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished || reply.statusCode !== 200) {
+    if (!finished || reply.statusCode !== 200) {
       refundOnce().catch((err: unknown) => ctx.log.error({ err }, 'quota refund failed'));
     }
   });
