@@ -7,6 +7,7 @@ import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
+import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';
 
 export interface AppContext {
   config: Config;
@@ -18,6 +19,8 @@ export interface AppContext {
   fetches: Limiter;
   /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
   fetcher: UrlFetcher;
+  /** Quota refunds, kept and retried while the store is unavailable. */
+  refunds: QuotaRefunds;
   operations: ReturnType<typeof operationsSchema>;
   /** Link mails, queued off the request path (SMTP_URL, or the dev outbox). */
   mailer: Mailer;
@@ -47,6 +50,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   });
   await migrateStore(store.db);
   const mailer = createMailer(config, log);
+  const refunds = createQuotaRefunds(store.db, log);
   return {
     config,
     log,
@@ -57,8 +61,10 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     operations: operationsSchema(config.maxResizeDimension),
     mailer,
     billing: createPaymentProvider(config, store.db),
+    refunds,
     close: async () => {
       await mailer.close();
+      await refunds.close();
       await store.close();
     },
   };

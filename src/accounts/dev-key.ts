@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import { findOrCreateAccount } from '../store/accounts.ts';
 import { findKeyByHash, insertApiKey, revokeActiveKey } from '../store/keys.ts';
 import { hashApiKey } from './api-key.ts';
-import { issueFirstKey } from './key-issuer.ts';
+import { isUniqueViolation, issueFirstKey } from './key-issuer.ts';
 
 export const DEV_ACCOUNT_EMAIL = 'dev@localhost';
 
@@ -14,10 +14,16 @@ export async function seedDevKey(ctx: AppContext): Promise<void> {
     const hash = hashApiKey(devKey);
     if (await findKeyByHash(db, hash)) return;
     const account = await findOrCreateAccount(db, DEV_ACCOUNT_EMAIL, 'free');
-    await db.transaction().execute(async (trx) => {
-      await revokeActiveKey(trx, account.id);
-      await insertApiKey(trx, account.id, hash);
-    });
+    try {
+      await db.transaction().execute(async (trx) => {
+        await revokeActiveKey(trx, account.id);
+        await insertApiKey(trx, account.id, hash);
+      });
+    } catch (err) {
+      // Another instance starting at the same time seeded it first.
+      if (isUniqueViolation(err) && (await findKeyByHash(db, hash))) return;
+      throw err;
+    }
     ctx.log.info(`dev key: ${devKey} (free tier, ${DEV_ACCOUNT_EMAIL}, from DEV_KEY)`);
     return;
   }

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiError, isApiError, type ErrorCode } from '../errors.ts';
+import { isStoreUnavailableError } from '../store/unavailable.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -11,9 +12,17 @@ declare module 'fastify' {
   }
 }
 
+const STORE_RETRY_AFTER_SECONDS = 2;
+
 /** Converts anything thrown in a request into the ApiError the client will see. */
 export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   if (isApiError(err)) return err;
+  if (isStoreUnavailableError(err)) {
+    return apiError('store_unavailable', 'The data store is unavailable; retry shortly', {
+      headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS },
+      cause: err,
+    });
+  }
   const fe = err as Partial<FastifyError>;
   const badBodyCode = request.routeOptions.config?.badBodyCode ?? 'invalid_request';
   if (fe.validation)
@@ -47,6 +56,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
     const apiErr = toApiError(err, request);
     reply.errorCode = apiErr.code;
     if (apiErr.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+    if (apiErr.code === 'store_unavailable') request.log.warn({ err }, 'store unavailable');
     return sendApiError(reply, apiErr);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -1,8 +1,9 @@
 // owns: opening the store (SQLite or PostgreSQL behind one Kysely query layer) and migrating its schema.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database, Db } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
@@ -35,25 +36,119 @@ export function openStore(databaseUrl: string, options: StoreOptions): Store {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
+  const pool = openPgPool(databaseUrl, options);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/**
+ * A pg pool whose every wait is bounded: getting a connection (connectionTimeoutMillis), a statement on the
+ * server (statement_timeout) and, when the server stops answering at all, the reply (query_timeout).
+ */
+function openPgPool(databaseUrl: string, options: StoreOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize,
     connectionTimeoutMillis: options.statementTimeoutMs,
     statement_timeout: options.statementTimeoutMs,
-    query_timeout: options.statementTimeoutMs,
+    // A little later than statement_timeout, so a live server cancels first and answers 57014.
+    query_timeout: options.statementTimeoutMs + Math.min(options.statementTimeoutMs, 1000),
+    idle_in_transaction_session_timeout: options.statementTimeoutMs * 2,
+    keepAlive: true,
   });
   // An idle client whose server went away emits 'error'; without a listener that would crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  pool.on('connect', (client) => {
+    // The same for a checked-out client between two statements: the next query reports the failure instead.
+    client.on('error', () => {});
+    dropClientAfterConnectionLoss(client);
+  });
+  return pool;
 }
 
-/** Creates or upgrades the schema. Kysely's migrator takes a lock, so instances starting together are safe. */
-export async function migrateStore(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+/** The client's connection is gone or stuck: a read timeout, a terminated backend, a broken socket. */
+function isConnectionLost(err: unknown): boolean {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code.startsWith('E'))) {
+    return true;
+  }
+  return typeof message === 'string' && /^(Query read timeout|Connection terminated)/.test(message);
+}
+
+/**
+ * A client whose connection was lost may still be lent out again before its socket closes, and after a
+ * client-side read timeout it still waits for that reply. Ending it makes the pool discard it at release,
+ * so the next request gets a fresh connection instead of the same failure.
+ */
+function dropClientAfterConnectionLoss(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise) {
+      result.catch((err: unknown) => {
+        if (isConnectionLost(err)) client.end().catch(() => {});
+      });
+    }
+    return result;
+  };
+}
+
+/** Two-key advisory lock of imgpipe's migrations; the second key is the schema, so schemas migrate independently. */
+const MIGRATION_LOCK_CLASS = 0x1_6e_9e;
+const MIGRATION_LOCK_WAIT_MS = 120_000;
+
+async function migrateWith(db: Db, migrationTableSchema?: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`migration ${failed ?? ''} failed: ${String(error)}`, { cause: error });
   }
+}
+
+/**
+ * On PostgreSQL, several instances may start at once: the whole migration (including the creation of
+ * Kysely's own bookkeeping tables, which Kysely does before taking its lock) runs under a session advisory
+ * lock, polled with pg_try_advisory_lock so the wait is not cut short by statement_timeout.
+ * The bookkeeping tables live in the current schema, so each schema on a search_path is migrated on its own.
+ */
+async function migratePostgres(db: Db): Promise<void> {
+  await db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn);
+    const schema = rows[0]?.schema;
+    if (!schema) throw new Error('DATABASE_URL: the search_path names no existing schema');
+    const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
+    for (;;) {
+      const lock = await sql<{ locked: boolean }>`
+        select pg_try_advisory_lock(${MIGRATION_LOCK_CLASS}, hashtext(${schema})) as locked`.execute(conn);
+      if (lock.rows[0]?.locked) break;
+      if (Date.now() > deadline) throw new Error(`another instance held the migration lock for too long`);
+      await setTimeout(200);
+    }
+    try {
+      await migrateWith(conn, schema);
+    } finally {
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_CLASS}, hashtext(${schema}))`.execute(conn);
+    }
+  });
+}
+
+/** On SQLite, BEGIN IMMEDIATE takes the file's write lock: a second process waits, then finds the schema done. */
+async function migrateSqlite(db: Db): Promise<void> {
+  await db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      await migrateWith(conn);
+      await sql`commit`.execute(conn);
+    } catch (err) {
+      await sql`rollback`.execute(conn);
+      throw err;
+    }
+  });
+}
+
+/** Creates or upgrades the schema; safe when several instances start at once. */
+export async function migrateStore(db: Db): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) await migratePostgres(db);
+  else await migrateSqlite(db);
 }

@@ -1,11 +1,6 @@
 // POST /v1/image: auth → reserve a quota unit → read input → take a job slot → process → headers.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import {
-  quotaLimitForTier,
-  refundQuotaUnit,
-  remainingUnits,
-  reserveQuotaUnit,
-} from '../../accounts/quota.ts';
+import { quotaLimitForTier, remainingUnits, reserveQuotaUnit } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
@@ -57,7 +52,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         limit,
         upgradeUrl,
       );
-      const refundOnce = guardReservation(ctx, reply, () => refundQuotaUnit(ctx.store.db, reservation));
+      const refundOnce = guardReservation(ctx, reply, () => ctx.refunds.refund(reservation));
       try {
         const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
         const input = source.kind === 'upload' ? source.bytes : await fetchImage(ctx, source.url);

@@ -1,0 +1,27 @@
+# imgpipe: production install (no dev dependencies), run as the unprivileged `node` user.
+FROM node:20-slim
+
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATA_DIR=/data
+
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+COPY tsconfig.json ./
+COPY bin ./bin
+COPY src ./src
+
+# SQLite file and dev mail outbox when DATABASE_URL is not PostgreSQL.
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+
+USER node
+EXPOSE 3000
+
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+
+CMD ["node", "bin/imgpipe.js", "serve"]
