@@ -1,4 +1,4 @@
-// owns: the browser side of the playground (GET /) and the docs page: plain DOM code, no external assets.
+// owns: the browser code of the playground (GET /); docs.js beside it only starts Swagger UI on /docs.
 const $ = (id) => document.getElementById(id);
 let chosenFile;
 let resultUrl;
