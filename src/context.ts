@@ -1,11 +1,12 @@
 // owns: building every long-lived service from the Config (the only place that constructs them) and closing them.
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { createPaymentProvider, type PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createMetrics, type Metrics } from './http/metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';
 
@@ -26,6 +27,8 @@ export interface AppContext {
   mailer: Mailer;
   /** The payment provider: Stripe with STRIPE_SECRET_KEY, else the local one. */
   billing: PaymentProvider;
+  /** Prometheus metrics of this instance (own Registry). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -39,8 +42,10 @@ export const LOG_REDACT_PATHS = [
   'key',
 ];
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
+/** `destination` defaults to stdout; tests pass a stream to read the lines. */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+  const options = { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export async function createContext(config: Config, log: Logger = createLogger(config)): Promise<AppContext> {
@@ -51,17 +56,20 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   await migrateStore(store.db);
   const mailer = createMailer(config, log);
   const refunds = createQuotaRefunds(store.db, log);
+  const jobs = createLimiter(config.maxConcurrentJobs);
+  const fetches = createLimiter(config.maxConcurrentFetches);
   return {
     config,
     log,
     store,
-    jobs: createLimiter(config.maxConcurrentJobs),
-    fetches: createLimiter(config.maxConcurrentFetches),
+    jobs,
+    fetches,
     fetcher: createUrlFetcher(config),
     operations: operationsSchema(config.maxResizeDimension),
     mailer,
     billing: createPaymentProvider(config, store.db),
     refunds,
+    metrics: createMetrics({ jobs, fetches }),
     close: async () => {
       await mailer.close();
       await refunds.close();

@@ -29,24 +29,49 @@ export async function startServer(config: Config): Promise<RunningServer> {
   return { app, ctx, url, close };
 }
 
-/** `imgpipe serve`: runs until SIGTERM/SIGINT, then lets in-flight requests finish and exits 0. */
+/** After the shutdown deadline cut what was left, how long closing the store may still take. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * `imgpipe serve`: runs until SIGTERM/SIGINT. Then: stop accepting (idle keep-alive sockets close at once),
+ * let requests in flight finish for up to SHUTDOWN_TIMEOUT_MS, cut what is left, close the store, exit 0.
+ * A second signal exits at once with 1.
+ */
 export async function serve(config: Config): Promise<void> {
   const server = await startServer(config);
+  const { log } = server.ctx;
+  let shuttingDown = false;
   const shutdown = (signal: string) => {
-    server.ctx.log.info({ signal }, 'shutting down');
-    const deadline = setTimeout(() => {
-      server.ctx.log.error('shutdown deadline passed; exiting');
+    if (shuttingDown) {
+      log.warn({ signal }, 'second signal during shutdown; exiting now');
       process.exit(1);
+    }
+    shuttingDown = true;
+    log.info(
+      { signal, timeoutMs: config.shutdownTimeoutMs },
+      'shutting down: waiting for requests in flight',
+    );
+    const deadline = setTimeout(() => {
+      log.error('shutdown deadline passed; closing the connections still open');
+      server.app.server.closeAllConnections();
+      setTimeout(() => {
+        log.error('the store did not close in time; exiting');
+        process.exit(1);
+      }, CLOSE_GRACE_MS).unref();
     }, config.shutdownTimeoutMs);
     deadline.unref();
     server.close().then(
-      () => process.exit(0),
+      () => {
+        clearTimeout(deadline);
+        log.info('shutdown complete');
+        process.exit(0);
+      },
       (err: unknown) => {
-        server.ctx.log.error({ err }, 'shutdown failed');
+        log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }

@@ -11,36 +11,87 @@ import { accountRoutes } from './routes/account.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { devBillingRoutes } from './routes/dev-billing.ts';
 import { webhookRoutes } from './routes/webhook.ts';
+import { docsRoutes } from './routes/docs.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { playgroundRoutes } from './routes/playground.ts';
+import { redactUrl, requestIdFor } from './request-id.ts';
 
-export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
+/**
+ * Bounds on slow clients. Headers must arrive within headersTimeout; the whole request (headers and body)
+ * within requestTimeout: 10 MB takes 84 s at 1 Mbit/s, so a normal uplink fits. Processing time is not
+ * counted (Node measures only the receiving). Idle keep-alive sockets close after keepAliveTimeout. Node
+ * checks the first two every connectionsCheckingInterval (default 30 s, too coarse against slowloris).
+ */
+export const SERVER_TIMEOUTS = {
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 10_000,
+  connectionsCheckingIntervalMs: 1_000,
+};
+
+export interface BuildServerOptions {
+  /** Tests shorten the timeouts to watch them act. */
+  timeouts?: Partial<typeof SERVER_TIMEOUTS>;
+}
+
+export async function buildServer(
+  ctx: AppContext,
+  options: BuildServerOptions = {},
+): Promise<FastifyInstance> {
+  const timeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     // One line per request is written by the onResponse hook below instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
-    // Bounds a client that never finishes its headers; bodies are bounded by requestTimeout below.
+    // No socket inactivity timeout: a response may legitimately take PROCESS_TIMEOUT_MS to start.
     connectionTimeout: 0,
-    requestTimeout: 120_000,
-    keepAliveTimeout: 10_000,
-    return503OnClosing: true,
+    requestTimeout: timeouts.requestTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: timeouts.headersTimeoutMs,
+      connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
+    },
+    // On close: stop accepting, close idle keep-alive sockets at once, let requests in flight finish.
     clientErrorHandler: handleClientError,
+    forceCloseConnections: 'idle',
+    // Requests still arriving on a busy keep-alive socket during close are served (with Connection: close)
+    // rather than answered by Fastify's own 503 body, which is not the API's error shape.
+    return503OnClosing: false,
+    requestIdHeader: false,
+    genReqId: requestIdFor,
   });
   registerErrorHandler(app);
 
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    // Never the Authorization header or a token: the URL is logged with secret query values redacted.
     request.log.info(
       {
         method: request.method,
-        route: request.routeOptions.url,
+        route,
+        url: redactUrl(request.url),
         status: reply.statusCode,
         errorCode: reply.errorCode,
         durationMs: Math.round(reply.elapsedTime),
         outputFormat: reply.outputFormat,
+        outputBytes: reply.outputFormat ? Number(reply.getHeader('x-service-output-bytes')) : undefined,
         accountId: request.account?.accountId,
       },
       'request',
     );
+    ctx.metrics.recordRequest({
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      errorCode: reply.errorCode,
+      durationSeconds: reply.elapsedTime / 1000,
+    });
   });
 
   await app.register(async (scope) => {
@@ -54,5 +105,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(billingRoutes, { ctx });
   await app.register(webhookRoutes, { ctx });
   if (!ctx.config.stripe) await app.register(devBillingRoutes, { ctx });
+  await app.register(metricsRoutes, { ctx });
+  await app.register(docsRoutes, { ctx });
+  await app.register(playgroundRoutes, { ctx });
   return app;
 }

@@ -6,6 +6,7 @@ import { apiError } from '../../errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { processImage } from '../../pipeline/process.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
+import { observeFetch, observeProcessing } from '../metrics.ts';
 import { readImageRequest } from '../image-request.ts';
 
 export const RETRY_AFTER_SECONDS = 2;
@@ -55,14 +56,22 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
       const refundOnce = guardReservation(ctx, reply, () => ctx.refunds.refund(reservation));
       try {
         const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
-        const input = source.kind === 'upload' ? source.bytes : await fetchImage(ctx, source.url);
+        const input =
+          source.kind === 'upload'
+            ? source.bytes
+            : await observeFetch(ctx.metrics, fetchImage(ctx, source.url));
+        ctx.metrics.recordInputBytes(source.kind, input.length);
         const release = ctx.jobs.tryAcquire();
         if (!release) {
           throw apiError('busy', 'All processing slots are in use; retry shortly', {
             headers: { 'Retry-After': RETRY_AFTER_SECONDS },
           });
         }
-        const out = await processImage(input, operations, limits, release);
+        const out = await observeProcessing(
+          ctx.metrics,
+          operations.format,
+          processImage(input, operations, limits, release),
+        );
         reply.outputFormat = out.format;
         return reply
           .type(`image/${out.format}`)

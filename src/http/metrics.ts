@@ -1,0 +1,159 @@
+// Prometheus metrics of one instance, in its own Registry (never the global one, so tests can build many apps).
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { isApiError } from '../errors.ts';
+import type { Limiter } from '../pipeline/limiter.ts';
+
+export interface RequestSample {
+  method: string;
+  /** The route pattern (never the raw URL: no ids or tokens in labels); 'unmatched' for 404s. */
+  route: string;
+  status: number;
+  /** The error code answered, or undefined on success. */
+  errorCode: string | undefined;
+  durationSeconds: number;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  recordRequest(sample: RequestSample): void;
+  /** One finished (or failed) processing job: output format ('unknown' when it never got that far). */
+  recordProcessing(format: string, outcome: string, durationSeconds: number): void;
+  recordInputBytes(source: 'upload' | 'url', bytes: number): void;
+  recordOutputBytes(format: string, bytes: number): void;
+  /** One url fetch: 'ok' or the error code it ended with (blocked_url, fetch_timeout, …). */
+  recordFetch(outcome: string): void;
+}
+
+const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+
+export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: 'imgpipe_http_requests_total',
+    help: 'HTTP requests answered, by route, method, status and error code ("" on success).',
+    labelNames: ['route', 'method', 'status', 'code'] as const,
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: 'imgpipe_http_request_duration_seconds',
+    help: 'Time from request start to response end, by route.',
+    labelNames: ['route'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const processing = new Histogram({
+    name: 'imgpipe_processing_duration_seconds',
+    help: 'Image processing time (decode, operations, encode), by output format and outcome.',
+    labelNames: ['format', 'outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const inputBytes = new Counter({
+    name: 'imgpipe_input_bytes_total',
+    help: 'Image bytes received, by source (upload or url).',
+    labelNames: ['source'] as const,
+    registers,
+  });
+  const outputBytes = new Counter({
+    name: 'imgpipe_output_bytes_total',
+    help: 'Image bytes sent in 200 responses, by output format.',
+    labelNames: ['format'] as const,
+    registers,
+  });
+  const quotaRejections = new Counter({
+    name: 'imgpipe_quota_rejections_total',
+    help: 'Requests refused with 429 quota_exceeded.',
+    registers,
+  });
+  const busyRejections = new Counter({
+    name: 'imgpipe_busy_rejections_total',
+    help: 'Requests refused with 503 busy (all processing slots taken).',
+    registers,
+  });
+  const fetchBusyRejections = new Counter({
+    name: 'imgpipe_fetch_busy_rejections_total',
+    help: 'Requests refused with 503 fetch_busy (all fetch slots taken).',
+    registers,
+  });
+  const fetches = new Counter({
+    name: 'imgpipe_fetch_outcomes_total',
+    help: 'URL fetches by outcome: ok, or the error code they ended with.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'imgpipe_jobs_in_flight',
+    help: 'Images being processed now (at most MAX_CONCURRENT_JOBS).',
+    registers,
+    collect() {
+      this.set(limiters.jobs.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'imgpipe_fetches_in_flight',
+    help: 'URL fetches running now (at most MAX_CONCURRENT_FETCHES).',
+    registers,
+    collect() {
+      this.set(limiters.fetches.inFlight);
+    },
+  });
+
+  return {
+    registry,
+    recordRequest({ method, route, status, errorCode, durationSeconds }) {
+      requests.inc({ route, method, status: String(status), code: errorCode ?? '' });
+      requestDuration.observe({ route }, durationSeconds);
+      if (errorCode === 'quota_exceeded') quotaRejections.inc();
+      else if (errorCode === 'busy') busyRejections.inc();
+      else if (errorCode === 'fetch_busy') fetchBusyRejections.inc();
+    },
+    recordProcessing(format, outcome, durationSeconds) {
+      processing.observe({ format, outcome }, durationSeconds);
+    },
+    recordInputBytes(source, bytes) {
+      inputBytes.inc({ source }, bytes);
+    },
+    recordOutputBytes(format, bytes) {
+      outputBytes.inc({ format }, bytes);
+    },
+    recordFetch(outcome) {
+      fetches.inc({ outcome });
+    },
+  };
+}
+
+const outcomeOf = (err: unknown) => (isApiError(err) ? err.code : 'internal_error');
+
+/** Awaits a url fetch, recording its outcome ('ok' or the error code). */
+export async function observeFetch<T>(metrics: Metrics, fetching: Promise<T>): Promise<T> {
+  try {
+    const result = await fetching;
+    metrics.recordFetch('ok');
+    return result;
+  } catch (err) {
+    metrics.recordFetch(outcomeOf(err));
+    throw err;
+  }
+}
+
+/** Awaits a processing job, recording its duration by output format and outcome, and the bytes written. */
+export async function observeProcessing<T extends { format: string; data: Buffer }>(
+  metrics: Metrics,
+  requestedFormat: string | undefined,
+  processing: Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  try {
+    const out = await processing;
+    metrics.recordProcessing(out.format, 'ok', seconds());
+    metrics.recordOutputBytes(out.format, out.data.length);
+    return out;
+  } catch (err) {
+    metrics.recordProcessing(requestedFormat ?? 'unknown', outcomeOf(err), seconds());
+    throw err;
+  }
+}

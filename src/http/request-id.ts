@@ -1,0 +1,44 @@
+// Request ids and log-safe URLs: what the request log line may carry about a request.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** An incoming X-Request-Id is kept only when it is short and plain (no spaces, quotes or control bytes). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+export function isSaneRequestId(value: unknown): value is string {
+  return typeof value === 'string' && SANE_REQUEST_ID.test(value);
+}
+
+/** Fastify's genReqId: the caller's X-Request-Id when sane (so ids follow a request across proxies), else a UUID. */
+export function requestIdFor(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return isSaneRequestId(incoming) ? incoming : randomUUID();
+}
+
+/** Query parameters whose values are secrets (magic-link tokens, keys, signed-URL signatures). */
+const SECRET_PARAM = /token|key|secret|sig|password|auth|credential/i;
+
+/** The URL with secret query values and any userinfo replaced, for logs. Accepts paths or absolute URLs. */
+export function redactUrl(raw: string): string {
+  const queryAt = raw.indexOf('?');
+  const hashAt = raw.indexOf('#');
+  const endOfPath = queryAt >= 0 ? queryAt : hashAt >= 0 ? hashAt : raw.length;
+  const base = raw.slice(0, endOfPath).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@?#]*@/i, '$1[redacted]@');
+  if (queryAt < 0) return base;
+  const query = raw.slice(queryAt + 1, hashAt > queryAt ? hashAt : raw.length);
+  const redacted = query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq >= 0 ? pair.slice(0, eq) : pair;
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // A malformed escape is matched as written.
+      }
+      return eq >= 0 && SECRET_PARAM.test(decoded) ? `${name}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${base}?${redacted}`;
+}

@@ -1,0 +1,68 @@
+// The zod schemas of the JSON request and response bodies; routes validate with them, openapi.ts documents them.
+import { z } from 'zod';
+import { PAID_TIERS, TIERS } from '../config.ts';
+import { apiError, type ErrorCode } from '../errors.ts';
+
+const email = z.email({ error: 'must be an e-mail address such as you@example.com' }).max(254);
+
+/** POST /v1/signup */
+export const signupBodySchema = z.object({ email }).describe('The e-mail address to send the link to.');
+
+/** POST /v1/keys/recover */
+export const recoverBodySchema = z
+  .object({ email })
+  .describe('The e-mail address of the account whose key was lost.');
+
+/** POST /v1/billing/checkout */
+export const checkoutBodySchema = z
+  .object({
+    tier: z.enum(PAID_TIERS as ['starter', 'growth', 'scale'], {
+      error: `must be one of ${PAID_TIERS.join(', ')}`,
+    }),
+    email,
+  })
+  .describe('The tier to buy and the e-mail address of the account.');
+
+export const messageResponseSchema = z.looseObject({ message: z.string() });
+
+export const apiKeyResponseSchema = z.looseObject({
+  apiKey: z
+    .string()
+    .nullable()
+    .describe('The new key, shown once; null when the account already has an active key.'),
+});
+
+export const urlResponseSchema = z.looseObject({ url: z.url().describe('Where to send the user next.') });
+
+export const accountResponseSchema = z.looseObject({
+  email: z.email(),
+  tier: z.enum(TIERS as ['free', 'starter', 'growth', 'scale']),
+  quota: z.object({
+    limit: z.number().int().describe('Images per calendar month (UTC) on this tier.'),
+    used: z.number().int(),
+    remaining: z.number().int(),
+    resetsAt: z.iso.datetime().describe('Start of the next UTC calendar month.'),
+  }),
+});
+
+export const healthResponseSchema = z.looseObject({ status: z.string() });
+
+export const webhookResponseSchema = z.looseObject({ received: z.literal(true) });
+
+/**
+ * Validates a JSON body with one of the schemas above; throws `code` (invalid_request by default, e.g.
+ * invalid_tier for a bad tier) with a message naming the field.
+ */
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+  codeByField: Record<string, ErrorCode> = {},
+): z.infer<S> {
+  const result = schema.safeParse(body ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.map(String).join('.') ?? '';
+  const code = codeByField[field] ?? 'invalid_request';
+  if (field === '') throw apiError(code, 'The body must be a JSON object with the documented fields');
+  throw apiError(code, `${field} ${issue?.message ?? 'is invalid'}`);
+}

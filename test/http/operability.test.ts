@@ -1,0 +1,169 @@
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { rmSync } from 'node:fs';
+import { loadConfig } from '../../src/config.ts';
+import { createContext, createLogger } from '../../src/context.ts';
+import { buildServer } from '../../src/http/server.ts';
+import { buildOpenApiDocument } from '../../src/http/openapi.ts';
+import { replaceAccountKey } from '../../src/accounts/key-issuer.ts';
+import { findOrCreateAccount } from '../../src/store/accounts.ts';
+import { buildTestApp, testEnv } from '../helpers/app.ts';
+import { corpus } from '../helpers/corpus.ts';
+import { imageForm } from '../helpers/multipart.ts';
+
+/** An app whose log lines are collected, parsed, in `lines`. */
+async function appWithLogs(t: TestContext, env: Record<string, string> = {}) {
+  const { dataDir, env: base } = testEnv({ ...env });
+  const config = loadConfig({ ...base, LOG_LEVEL: env.LOG_LEVEL ?? 'info' });
+  const lines: Record<string, unknown>[] = [];
+  let raw = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      raw += chunk.toString();
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const ctx = await createContext(config, createLogger(config, sink));
+  const app = await buildServer(ctx);
+  const account = await findOrCreateAccount(ctx.store.db, 'logs@example.com', 'free');
+  const key = await replaceAccountKey(ctx.store.db, account.id);
+  t.after(async () => {
+    await app.close();
+    await ctx.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { app, ctx, key, lines, raw: () => raw, accountId: account.id };
+}
+
+/** Every src= and href= of an HTML page. */
+const linksOf = (html: string) => [...html.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]!);
+
+test('GET /openapi.json serves the document built from this configuration', async (t) => {
+  const { app, ctx } = await buildTestApp(t, { MAX_RESIZE_DIMENSION: '2000' });
+  const res = await app.inject({ url: '/openapi.json' });
+  assert.equal(res.statusCode, 200);
+  assert.match(res.headers['content-type'] as string, /^application\/json/);
+  assert.deepEqual(res.json(), JSON.parse(JSON.stringify(buildOpenApiDocument(ctx.config))));
+});
+
+test('GET /docs renders the reference UI from assets served by this instance (no CDN)', async (t) => {
+  const { app } = await buildTestApp(t);
+  const page = await app.inject({ url: '/docs' });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.headers['content-type'] as string, /^text\/html/);
+  const links = linksOf(page.body);
+  assert.ok(links.includes('/docs/assets/swagger-ui-bundle.js'));
+  for (const link of links) {
+    assert.match(link, /^\/docs\/assets\//, `${link} is not served locally`);
+    const asset = await app.inject({ url: link });
+    assert.equal(asset.statusCode, 200, link);
+  }
+  const init = await app.inject({ url: '/docs/assets/docs.js' });
+  assert.match(init.body, /url: '\/openapi\.json'/);
+  assert.equal((await app.inject({ url: '/docs/assets/..%2Fpackage.json' })).statusCode, 404);
+});
+
+test('GET / serves the playground with only local assets and a strict CSP', async (t) => {
+  const { app } = await buildTestApp(t);
+  const page = await app.inject({ url: '/' });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.headers['content-type'] as string, /^text\/html/);
+  assert.match(page.headers['content-security-policy'] as string, /default-src 'none'/);
+  for (const link of linksOf(page.body)) {
+    assert.match(link, /^\/[^/]/, `${link} is not a local path`);
+    if (link === '/docs' || link === '/openapi.json') continue;
+    assert.equal((await app.inject({ url: link })).statusCode, 200, link);
+  }
+});
+
+test('X-Request-Id: generated when absent, a sane incoming one is kept, an insane one replaced, also on errors', async (t) => {
+  const { app } = await buildTestApp(t);
+  const generated = await app.inject({ url: '/healthz' });
+  assert.match(generated.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/);
+  const kept = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'lb-7f3a.42' } });
+  assert.equal(kept.headers['x-request-id'], 'lb-7f3a.42');
+  const replaced = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'x'.repeat(300) } });
+  assert.match(replaced.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/);
+  const error = await app.inject({ method: 'POST', url: '/v1/image', headers: { 'x-request-id': 'abc' } });
+  assert.equal(error.statusCode, 401);
+  assert.equal(error.headers['x-request-id'], 'abc');
+});
+
+test('GET /healthz is 200 while serving; GET /readyz is 200 when the store answers', async (t) => {
+  const { app } = await buildTestApp(t);
+  const health = await app.inject({ url: '/healthz' });
+  assert.equal(health.statusCode, 200);
+  assert.deepEqual(health.json(), { status: 'ok' });
+  const ready = await app.inject({ url: '/readyz' });
+  assert.equal(ready.statusCode, 200);
+});
+
+test('GET /readyz is 503 store_unavailable when the store does not answer', async (t) => {
+  const { app, ctx } = await buildTestApp(t);
+  await ctx.store.close();
+  const res = await app.inject({ url: '/readyz' });
+  assert.equal(res.statusCode, 503);
+  assert.equal(res.json().error.code, 'store_unavailable');
+  assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200);
+});
+
+test('request log: one line per request with request id, route, status, duration, format, bytes and account', async (t) => {
+  const { app, key, lines, raw, accountId } = await appWithLogs(t);
+  const form = imageForm(corpus('hopper.jpg'), { format: 'webp' });
+  const ok = await app.inject({
+    method: 'POST',
+    url: '/v1/image',
+    headers: { ...form.headers, authorization: `Bearer ${key}`, 'x-request-id': 'req-1' },
+    payload: form.payload,
+  });
+  assert.equal(ok.statusCode, 200);
+  const bad = await app.inject({
+    method: 'POST',
+    url: '/v1/image',
+    headers: { ...form.headers, authorization: `Bearer imgp_${'z'.repeat(40)}` },
+    payload: form.payload,
+  });
+  assert.equal(bad.statusCode, 401);
+  const requests = lines.filter((l) => l.msg === 'request');
+  assert.equal(requests.length, 2);
+  assert.deepEqual(
+    { ...requests[0], time: undefined, pid: undefined, hostname: undefined, durationMs: undefined },
+    {
+      level: 30,
+      time: undefined,
+      pid: undefined,
+      hostname: undefined,
+      msg: 'request',
+      requestId: 'req-1',
+      method: 'POST',
+      route: '/v1/image',
+      url: '/v1/image',
+      status: 200,
+      durationMs: undefined,
+      outputFormat: 'webp',
+      outputBytes: ok.rawPayload.length,
+      accountId,
+    },
+  );
+  assert.equal(typeof requests[0]!.durationMs, 'number');
+  assert.equal(requests[1]!.errorCode, 'invalid_api_key');
+  assert.equal(requests[1]!.requestId, bad.headers['x-request-id']);
+  assert.ok(!raw().includes(key), 'the key reached the log');
+  assert.ok(!raw().includes('z'.repeat(40)), 'the rejected key reached the log');
+});
+
+test('request log: a token in the query string is redacted', async (t) => {
+  const { app, raw } = await appWithLogs(t);
+  await app.inject({ url: '/v1/signup/verify?token=s3cr3t-magic-link-token' });
+  await app.inject({ url: '/v1/keys/recover/verify?token=another-s3cr3t' });
+  assert.match(raw(), /token=\[redacted\]/);
+  assert.ok(!raw().includes('s3cr3t'), 'a token reached the log');
+});
+
+test('LOG_LEVEL: at warn the per-request info lines are not written', async (t) => {
+  const { app, lines } = await appWithLogs(t, { LOG_LEVEL: 'warn' });
+  assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200);
+  assert.deepEqual(lines, []);
+});

@@ -1,0 +1,168 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { buildOpenApiDocument } from '../../src/http/openapi.ts';
+import { ERROR_CODES } from '../../src/errors.ts';
+import { loadConfig } from '../../src/config.ts';
+
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, OperationObject>>;
+  components: { schemas: Record<string, Record<string, unknown>> };
+};
+type OperationObject = {
+  security: unknown[];
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }
+  >;
+};
+
+const config = loadConfig({ MAX_RESIZE_DIMENSION: '4321', PUBLIC_BASE_URL: 'https://img.example.com' });
+const build = () => buildOpenApiDocument(config) as unknown as Doc;
+
+/** api.md's endpoints and operator-contract §5, method and path. */
+const PUBLIC_ENDPOINTS = [
+  'post /v1/image',
+  'post /v1/signup',
+  'get /v1/signup/verify',
+  'post /v1/keys/rotate',
+  'post /v1/keys/recover',
+  'get /v1/keys/recover/verify',
+  'get /v1/account',
+  'post /v1/billing/checkout',
+  'get /v1/billing/session/{id}/key',
+  'post /v1/billing/portal',
+  'post /v1/billing/webhook',
+  'get /healthz',
+  'get /readyz',
+  'get /metrics',
+  'get /openapi.json',
+  'get /docs',
+];
+
+function documentedCodes(op: OperationObject): Map<string, number> {
+  const codes = new Map<string, number>();
+  for (const [status, response] of Object.entries(op.responses)) {
+    if (Number(status) < 400) continue;
+    const schema = response.content?.['application/json']?.schema as {
+      allOf: [unknown, { properties: { error: { properties: { code: { enum: string[] } } } } }];
+    };
+    for (const code of schema.allOf[1].properties.error.properties.code.enum) codes.set(code, Number(status));
+  }
+  return codes;
+}
+
+test('openapi: the document is valid OpenAPI 3.1 (swagger-parser)', async () => {
+  const doc = build();
+  assert.equal(doc.openapi, '3.1.0');
+  await SwaggerParser.validate(structuredClone(doc) as never);
+});
+
+test('openapi: the validator rejects a broken copy (the validation test can fail)', async () => {
+  const broken = structuredClone(build());
+  (broken.paths['/v1/image']!.post as unknown as Record<string, unknown>).responses = 'none';
+  await assert.rejects(SwaggerParser.validate(broken as never));
+});
+
+test('openapi: every public endpoint of api.md and operator-contract §5 is documented', () => {
+  const doc = build();
+  const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.keys(ops).map((m) => `${m} ${path}`),
+  );
+  for (const endpoint of PUBLIC_ENDPOINTS) assert.ok(documented.includes(endpoint), `${endpoint} is missing`);
+});
+
+test('openapi: every documented error code exists in ERROR_CODES under its status', () => {
+  for (const [path, ops] of Object.entries(build().paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      for (const [code, status] of documentedCodes(op)) {
+        assert.equal(ERROR_CODES[code as keyof typeof ERROR_CODES], status, `${method} ${path}: ${code}`);
+      }
+    }
+  }
+});
+
+test("openapi: POST /v1/image lists every error code of api.md's table", () => {
+  const codes = documentedCodes(build().paths['/v1/image']!.post!);
+  const apiMdCodes = [
+    'missing_api_key',
+    'invalid_api_key',
+    'invalid_operations',
+    'no_image',
+    'bad_upload',
+    'image_too_large',
+    'bad_url',
+    'bad_url_scheme',
+    'blocked_url',
+    'too_many_redirects',
+    'fetch_failed',
+    'fetch_timeout',
+    'fetch_busy',
+    'busy',
+    'process_timeout',
+    'unprocessable_image',
+    'quota_exceeded',
+    'internal_error',
+  ];
+  for (const code of apiMdCodes) assert.ok(codes.has(code), `${code} is not documented`);
+});
+
+test('openapi: the other endpoints list the codes api.md gives them', () => {
+  const paths = build().paths;
+  assert.ok(documentedCodes(paths['/v1/signup']!.post!).has('rate_limited'));
+  const verify = documentedCodes(paths['/v1/signup/verify']!.get!);
+  for (const code of ['invalid_token', 'token_used', 'token_expired']) assert.ok(verify.has(code));
+  assert.ok(documentedCodes(paths['/v1/billing/checkout']!.post!).has('invalid_tier'));
+  assert.ok(documentedCodes(paths['/v1/billing/webhook']!.post!).has('invalid_signature'));
+  assert.ok(documentedCodes(paths['/readyz']!.get!).has('store_unavailable'));
+});
+
+test('openapi: key-protected endpoints use bearer auth and document 401 missing_api_key and invalid_api_key', () => {
+  const paths = build().paths;
+  for (const [path, method] of [
+    ['/v1/image', 'post'],
+    ['/v1/account', 'get'],
+    ['/v1/keys/rotate', 'post'],
+    ['/v1/billing/portal', 'post'],
+  ] as const) {
+    const op = paths[path]![method]!;
+    assert.deepEqual(op.security, [{ bearerAuth: [] }], path);
+    const codes = documentedCodes(op);
+    assert.equal(codes.get('missing_api_key'), 401);
+    assert.equal(codes.get('invalid_api_key'), 401);
+  }
+  assert.deepEqual(paths['/v1/signup']!.post!.security, []);
+});
+
+test('openapi: the 200 of POST /v1/image carries every X-Service header; 429 and 503 carry theirs', () => {
+  const responses = build().paths['/v1/image']!.post!.responses;
+  const success = Object.keys(responses['200']!.headers ?? {});
+  for (const h of ['Output-Format', 'Output-Bytes', 'Operations', 'Quota-Limit', 'Quota-Remaining']) {
+    assert.ok(success.includes(`X-Service-${h}`), h);
+  }
+  assert.deepEqual(Object.keys(responses['200']!.content ?? {}).sort(), [
+    'image/avif',
+    'image/jpeg',
+    'image/png',
+    'image/webp',
+  ]);
+  assert.ok(Object.keys(responses['429']!.headers ?? {}).includes('X-Service-Quota-Remaining'));
+  assert.ok(Object.keys(responses['503']!.headers ?? {}).includes('Retry-After'));
+});
+
+test('openapi: the operations schema is generated from the validating zod schema with this configuration', () => {
+  const ops = build().components.schemas.Operations as {
+    additionalProperties: boolean;
+    properties: Record<string, { properties?: Record<string, { anyOf: { maximum?: number }[] }> }>;
+  };
+  assert.equal(ops.additionalProperties, false);
+  assert.deepEqual(Object.keys(ops.properties).sort(), ['format', 'quality', 'resize', 'strip']);
+  assert.equal(ops.properties.resize!.properties!.w!.anyOf[0]!.maximum, 4321);
+});
+
+test('openapi: servers use PUBLIC_BASE_URL', () => {
+  assert.deepEqual((build() as unknown as { servers: unknown }).servers, [
+    { url: 'https://img.example.com' },
+  ]);
+});
