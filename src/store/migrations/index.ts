@@ -1,12 +1,15 @@
 // Static list of migrations (no filesystem glob): add a file NNN-name.ts and one line here.
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m001 from './001-init.ts';
-import * as m003 from './003-billing.ts';
+import * as m002 from './002-billing.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
-  '003-billing': m003,
+  '002-billing': m002,
 };
+
+/** Names of every migration, in order: what a fully migrated store has applied. */
+export const MIGRATION_NAMES = Object.keys(MIGRATIONS).sort();
 
 export const migrationProvider: MigrationProvider = {
   getMigrations: async () => MIGRATIONS,
