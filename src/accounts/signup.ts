@@ -1,7 +1,7 @@
 // Magic-link lifecycle for signup and key recovery: request (same work for every address), verify (single use).
 import { createHash, randomBytes } from 'node:crypto';
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { parseBody, recoverBodySchema, signupBodySchema } from '../http/schemas.ts';
 import { apiError, type ApiError } from '../errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';
 import { emailKey, findOrCreateAccount, normaliseEmail } from '../store/accounts.ts';
@@ -40,25 +40,10 @@ export function hashMagicToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-const emailBody = z.object({
-  email: z
-    .string({ error: 'email must be a string' })
-    .transform((v) => normaliseEmail(v))
-    .pipe(z.email({ error: 'email is not a valid e-mail address' }).max(254, 'email is too long')),
-});
-
-/** The normalised e-mail of a `{email}` body, or 400 invalid_request saying what is wrong. */
-export function parseEmailBody(body: unknown): string {
-  const parsed = emailBody.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const message =
-      issue?.path.length === 0
-        ? 'Send a JSON body {"email": "<your address>"}'
-        : (issue?.message ?? 'bad email');
-    throw apiError('invalid_request', message);
-  }
-  return parsed.data.email;
+/** The normalised e-mail of a signup or recover body (the documented schemas), or 400 invalid_request. */
+export function parseEmailBody(purpose: TokenPurpose, body: unknown): string {
+  const schema = purpose === 'signup' ? signupBodySchema : recoverBodySchema;
+  return normaliseEmail(parseBody(schema, body).email);
 }
 
 /**

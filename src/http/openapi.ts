@@ -225,9 +225,9 @@ export function buildOpenApiDocument(
       schemas: {
         Operations: operationsComponent(config.maxResizeDimension),
         Error: ERROR_BODY,
-        SignupBody: toSchema(signupBodySchema),
-        RecoverBody: toSchema(recoverBodySchema),
-        CheckoutBody: toSchema(checkoutBodySchema),
+        SignupBody: toSchema(signupBodySchema, 'output'),
+        RecoverBody: toSchema(recoverBodySchema, 'output'),
+        CheckoutBody: toSchema(checkoutBodySchema, 'output'),
         Message: toSchema(messageResponseSchema, 'output'),
         ApiKey: toSchema(apiKeyResponseSchema, 'output'),
         Url: toSchema(urlResponseSchema, 'output'),

@@ -3,7 +3,12 @@ import { z } from 'zod';
 import { PAID_TIERS, TIERS } from '../config.ts';
 import { apiError, type ErrorCode } from '../errors.ts';
 
-const email = z.email({ error: 'must be an e-mail address such as you@example.com' }).max(254);
+const EMAIL_ERROR = 'must be an e-mail address such as you@example.com';
+/** Trimmed, then checked; the domain is lower-cased by the store's normaliseEmail. */
+const email = z
+  .string({ error: EMAIL_ERROR })
+  .trim()
+  .pipe(z.email({ error: EMAIL_ERROR }).max(254, { error: 'must be at most 254 characters' }));
 
 /** POST /v1/signup */
 export const signupBodySchema = z.object({ email }).describe('The e-mail address to send the link to.');

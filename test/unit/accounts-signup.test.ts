@@ -39,8 +39,11 @@ test('magic token: only its SHA-256 hex is stored; shape check rejects anything 
 });
 
 test('e-mail body: trimmed and domain lower-cased; local part kept', () => {
-  assert.equal(parseEmailBody({ email: '  Alice@Example.COM\t' }), 'Alice@example.com');
-  assert.equal(parseEmailBody({ email: 'a.b+tag@sub.example.org', extra: 1 }), 'a.b+tag@sub.example.org');
+  assert.equal(parseEmailBody('signup', { email: '  Alice@Example.COM\t' }), 'Alice@example.com');
+  assert.equal(
+    parseEmailBody('signup', { email: 'a.b+tag@sub.example.org', extra: 1 }),
+    'a.b+tag@sub.example.org',
+  );
 });
 
 test('e-mail body: non-addresses and wrong bodies are invalid_request', () => {
@@ -61,7 +64,7 @@ test('e-mail body: non-addresses and wrong bodies are invalid_request', () => {
   ];
   for (const body of bad) {
     assert.throws(
-      () => parseEmailBody(body),
+      () => parseEmailBody('signup', body),
       (err: unknown) => err instanceof ApiError && err.code === 'invalid_request' && err.status === 400,
       JSON.stringify(body),
     );

@@ -12,7 +12,7 @@ export function linkRequestHandler(ctx: AppContext, purpose: TokenPurpose) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     // request.ip honours X-Forwarded-For only when TRUST_PROXY is set (Fastify's trustProxy).
     await checkSignupRate(ctx.store.db, request.ip, rule);
-    const email = parseEmailBody(request.body);
+    const email = parseEmailBody(purpose, request.body);
     await requestMagicLink(ctx, purpose, email);
     return reply.code(202).send({ message: LINK_SENT_MESSAGE });
   };
