@@ -5,7 +5,7 @@ import sharp from 'sharp';
 
 export const fmt = {
   n: (v: number, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : '–'),
-  mb: (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`,
+  mb: (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`,
   kb: (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`,
   ratio: (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '–'),
 };
