@@ -60,7 +60,7 @@ async function measureEncode(
   };
 }
 
-/** Encodes the resized photo once per effort (sequentially: nothing else runs), median of `repeats`. */
+/** Encodes the resized photo once per effort (sequentially: nothing else runs), median of `repeats` (efforts ≥ 6: one run). */
 export async function measureAvifEfforts(
   photo: Buffer,
   efforts: number[],
@@ -102,4 +102,30 @@ export function avifTable(rows: EncodeRow[]): string {
       fmt.n(r.ssim, 4),
     ]),
   );
+}
+
+/** Efforts 0, 2 and 4 (sharp's default) at q50 on other pictures: the size gain of effort depends on content. */
+export async function measureAvifAcrossImages(images: [string, Buffer][]): Promise<string> {
+  const rows: (string | number)[][] = [];
+  for (const [name, source] of images) {
+    const { data, info } = await sharp(source)
+      .resize(800, undefined, { fit: 'inside', withoutEnlargement: true })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const ref = { data, width: info.width, height: info.height };
+    const refGrey = await greyOf(sharp(data, { raw: { width: ref.width, height: ref.height, channels: 3 } }));
+    for (const effort of [0, 2, 4]) {
+      const r = await measureEncode(
+        'avif q50',
+        ref,
+        refGrey,
+        1,
+        (s) => s.avif({ quality: 50, effort }),
+        effort,
+      );
+      rows.push([name, effort, fmt.n(r.cpuMs, 0), `${r.bytes}`, fmt.n(r.ssim, 4)]);
+    }
+  }
+  return table(['Picture (800 px wide)', 'effort', 'CPU ms', 'bytes', 'SSIM'], rows);
 }

@@ -1,13 +1,13 @@
 // owns: `npm run bench`: starts the service as a child process and measures it against raw sharp (issue 8).
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
-import { avifTable, measureAvifEfforts } from './avif-effort.ts';
+import { avifTable, measureAvifAcrossImages, measureAvifEfforts } from './avif-effort.ts';
 import { compareWorkload, type WorkloadResult } from './compare.ts';
-import { jpegOfSize, loadBaseImage, type BaseImage } from './inputs.ts';
+import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inputs.ts';
 import { httpClient } from './load.ts';
 import { comparisonTables, targetChecks, targetTable } from './main-report.ts';
 import { machineLines, writeSection } from './report.ts';
@@ -140,6 +140,17 @@ async function scalingSection(): Promise<string> {
   ].join('\n');
 }
 
+/** Two smoother real photographs from mate-backgrounds when installed, and the synthetic picture. */
+async function extraAvifPictures(): Promise<[string, Buffer][]> {
+  const pictures: [string, Buffer][] = [];
+  for (const name of ['LadyBird', 'Aqua']) {
+    const path = `/usr/share/backgrounds/mate/nature/${name}.jpg`;
+    if (existsSync(path)) pictures.push([`mate-backgrounds ${name}.jpg (photograph)`, readFileSync(path)]);
+  }
+  pictures.push(['seeded synthetic photograph', await syntheticPhoto()]);
+  return pictures;
+}
+
 async function avifSection(): Promise<string> {
   const efforts = quick ? [0, 2, 4] : [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
   const repeats = quick ? 1 : 3;
@@ -148,9 +159,13 @@ async function avifSection(): Promise<string> {
   return [
     header('AVIF encoder effort (AVIF_EFFORT) on the 800 px output of W3, quality 50', [
       `- Input: ${(await base()).description}, 3000x2000, resized to 800 px wide once; each encode runs alone,` +
-        ` median of ${repeats}; CPU includes libaom's own threads`,
+        ` median of ${repeats} (efforts ≥ 6: one run); CPU includes libaom's own threads`,
     ]),
     avifTable(rows),
+    '',
+    'Efforts 0, 2 and 4 on other pictures (one encode each):',
+    '',
+    await measureAvifAcrossImages(await extraAvifPictures()),
   ].join('\n');
 }
 
