@@ -1,5 +1,5 @@
 // owns: turning input bytes + validated operations into output bytes with sharp, under the pixel cap and deadline.
-import sharp from 'sharp';
+import sharp, { type SharpOptions } from 'sharp';
 import { apiError, isApiError } from '../errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
@@ -38,6 +38,14 @@ export function mapSharpError(err: unknown): Error {
   });
 }
 
+/**
+ * The decoder settings of every job. Exported so bench/ runs raw sharp with exactly these. sequentialRead lets
+ * libvips stream the JPEG top to bottom (with shrink-on-load) instead of keeping a random-access copy.
+ */
+export function sharpInputOptions(maxInputPixels: number): SharpOptions {
+  return { failOn: 'warning', limitInputPixels: maxInputPixels, sequentialRead: true };
+}
+
 async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits): Promise<ProcessedImage> {
   const inputFormat = sniffImageFormat(input);
   if (inputFormat === undefined) {
@@ -48,11 +56,7 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
   }
   if (inputFormat === 'heic') throw apiError('unprocessable_image', HEIC_MESSAGE);
 
-  const image = sharp(input, {
-    failOn: 'warning',
-    limitInputPixels: limits.maxInputPixels,
-    sequentialRead: true,
-  });
+  const image = sharp(input, sharpInputOptions(limits.maxInputPixels));
   image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
   const meta = await image.metadata();
   if (meta.compression === 'hevc') throw apiError('unprocessable_image', HEIC_MESSAGE);

@@ -1,0 +1,131 @@
+// AVIF_EFFORT 0–9 on the 800 px output of W3: encoder CPU, bytes and SSIM against the unencoded resize.
+import sharp, { type Sharp } from 'sharp';
+import { percentile } from './compare.ts';
+import { fmt, table } from './report.ts';
+import { ssim } from './ssim.ts';
+
+interface EncodeRow {
+  label: string;
+  effort?: number;
+  cpuMs: number;
+  wallMs: number;
+  bytes: number;
+  ssim: number;
+}
+
+interface RawImage {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+async function greyOf(image: Sharp): Promise<Buffer> {
+  return image.greyscale().raw().toBuffer();
+}
+
+async function measureEncode(
+  label: string,
+  ref: RawImage,
+  refGrey: Buffer,
+  repeats: number,
+  encode: (s: Sharp) => Sharp,
+  effort?: number,
+): Promise<EncodeRow> {
+  const raw = () => sharp(ref.data, { raw: { width: ref.width, height: ref.height, channels: 3 } });
+  const cpu: number[] = [];
+  const wall: number[] = [];
+  let out = Buffer.alloc(0);
+  for (let i = 0; i < repeats; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    out = await encode(raw()).toBuffer();
+    wall.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
+  }
+  const decodedGrey = await greyOf(sharp(out));
+  return {
+    label,
+    effort,
+    cpuMs: percentile(
+      cpu.sort((a, b) => a - b),
+      50,
+    ),
+    wallMs: percentile(
+      wall.sort((a, b) => a - b),
+      50,
+    ),
+    bytes: out.length,
+    ssim: ssim(refGrey, decodedGrey, ref.width, ref.height),
+  };
+}
+
+/** Encodes the resized photo once per effort (sequentially: nothing else runs), median of `repeats` (efforts ≥ 6: one run). */
+export async function measureAvifEfforts(
+  photo: Buffer,
+  efforts: number[],
+  repeats: number,
+): Promise<EncodeRow[]> {
+  const { data, info } = await sharp(photo)
+    .autoOrient()
+    .resize(800, undefined, { fit: 'inside', withoutEnlargement: true })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const ref = { data, width: info.width, height: info.height };
+  const refGrey = await greyOf(sharp(data, { raw: { width: ref.width, height: ref.height, channels: 3 } }));
+  const rows: EncodeRow[] = [];
+  for (const effort of efforts) {
+    console.error(`[avif] effort ${effort}`);
+    rows.push(
+      await measureEncode(`avif q50`, ref, refGrey, repeats, (s) => s.avif({ quality: 50, effort }), effort),
+    );
+  }
+  rows.push(
+    await measureEncode('webp q80 (W2, for scale)', ref, refGrey, repeats, (s) => s.webp({ quality: 80 })),
+  );
+  rows.push(
+    await measureEncode('jpeg q80 (W1, for scale)', ref, refGrey, repeats, (s) => s.jpeg({ quality: 80 })),
+  );
+  return rows;
+}
+
+export function avifTable(rows: EncodeRow[]): string {
+  return table(
+    ['Encoder', 'effort', 'CPU ms (median)', 'wall ms', 'bytes', 'SSIM (grey, vs unencoded 800 px)'],
+    rows.map((r) => [
+      r.label,
+      r.effort ?? '',
+      fmt.n(r.cpuMs, 0),
+      fmt.n(r.wallMs, 0),
+      `${r.bytes}`,
+      fmt.n(r.ssim, 4),
+    ]),
+  );
+}
+
+/** Efforts 0, 2 and 4 (sharp's default) at q50 on other pictures: the size gain of effort depends on content. */
+export async function measureAvifAcrossImages(images: [string, Buffer][]): Promise<string> {
+  const rows: (string | number)[][] = [];
+  for (const [name, source] of images) {
+    const { data, info } = await sharp(source)
+      .resize(800, undefined, { fit: 'inside', withoutEnlargement: true })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const ref = { data, width: info.width, height: info.height };
+    const refGrey = await greyOf(sharp(data, { raw: { width: ref.width, height: ref.height, channels: 3 } }));
+    for (const effort of [0, 2, 4]) {
+      const r = await measureEncode(
+        'avif q50',
+        ref,
+        refGrey,
+        1,
+        (s) => s.avif({ quality: 50, effort }),
+        effort,
+      );
+      rows.push([name, effort, fmt.n(r.cpuMs, 0), `${r.bytes}`, fmt.n(r.ssim, 4)]);
+    }
+  }
+  return table(['Picture (800 px wide)', 'effort', 'CPU ms', 'bytes', 'SSIM'], rows);
+}

@@ -1,0 +1,98 @@
+// Closed-loop load: N workers each run one job after another for a fixed time; raw sharp or HTTP to the service.
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'undici';
+
+export interface Segment {
+  images: number;
+  /** Non-200 answers or thrown errors, by status code (or 'error'). */
+  failures: Record<string, number>;
+  latenciesMs: number[];
+  elapsedMs: number;
+  /** CPU of this (load generator / raw sharp) process during the segment, ms. */
+  benchCpuMs: number;
+}
+
+function cpuMsNow(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** Runs `job` on `concurrency` workers for `durationMs`; a job resolves to a status ('200' = success). */
+export async function closedLoop(
+  concurrency: number,
+  durationMs: number,
+  job: () => Promise<string>,
+): Promise<Segment> {
+  const latenciesMs: number[] = [];
+  const failures: Record<string, number> = {};
+  const cpu0 = cpuMsNow();
+  const t0 = performance.now();
+  const end = t0 + durationMs;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const start = performance.now();
+      let status: string;
+      try {
+        status = await job();
+      } catch (err) {
+        status = `error:${(err as Error).message.slice(0, 60)}`;
+      }
+      if (status === '200') latenciesMs.push(performance.now() - start);
+      else failures[status] = (failures[status] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return {
+    images: latenciesMs.length,
+    failures,
+    latenciesMs,
+    elapsedMs: performance.now() - t0,
+    benchCpuMs: cpuMsNow() - cpu0,
+  };
+}
+
+export function multipartUpload(image: Buffer, operations: unknown): { body: Buffer; contentType: string } {
+  const boundary = `----imgpipebench${randomBytes(8).toString('hex')}`;
+  const body = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify(operations)}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="input"\r\n` +
+        'Content-Type: application/octet-stream\r\n\r\n',
+    ),
+    image,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+export interface HttpClient {
+  /** POSTs one prepared request and reads the whole response; resolves to its status. */
+  post(request: PreparedRequest): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface PreparedRequest {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+export function prepareImageRequest(apiKey: string | undefined, image: Buffer, operations: unknown) {
+  const { body, contentType } = multipartUpload(image, operations);
+  const headers: Record<string, string> = { 'content-type': contentType };
+  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+  return { body, headers };
+}
+
+/** A keep-alive undici pool with exactly `connections` sockets: one request in flight per connection. */
+export function httpClient(origin: string, connections: number): HttpClient {
+  const pool = new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+  return {
+    async post({ body, headers }) {
+      const res = await pool.request({ path: '/v1/image', method: 'POST', headers, body });
+      // The client takes the whole image, as a real caller would.
+      await res.body.arrayBuffer();
+      return String(res.statusCode);
+    },
+    close: () => pool.close(),
+  };
+}

@@ -1,0 +1,121 @@
+// The comparison tables and the issue-8 target checks, as markdown.
+import type { WorkloadResult } from './compare.ts';
+import { fmt, table } from './report.ts';
+
+const THROUGHPUT_TARGETS: Record<string, number> = { W1: 0.9, W2: 0.9, W3: 0.95, W4: 0.9, W5: 0.85 };
+const CPU_TARGET_WORKLOADS = new Set(['W1', 'W2', 'W4']);
+const CPU_TARGET = 1.1;
+const ADDED_P50_TARGET_MS = 8;
+
+const throughputRatio = (r: WorkloadResult) => r.service.imagesPerSecond / r.raw.imagesPerSecond;
+const cpuRatio = (r: WorkloadResult) => r.service.cpuPerImageMs / r.raw.cpuPerImageMs;
+const addedP50 = (r: WorkloadResult) => r.service.p50Ms - r.raw.p50Ms;
+
+function failures(r: WorkloadResult): string {
+  const all = { ...r.raw.failures, ...r.pipeline.failures, ...r.service.failures };
+  const text = Object.entries(all)
+    .map(([k, v]) => `${k}×${v}`)
+    .join(', ');
+  return text || '0';
+}
+
+export function comparisonTables(results: WorkloadResult[]): string {
+  const speed = table(
+    [
+      'Workload',
+      'raw img/s',
+      'raw p50 / p99 ms',
+      'processImage img/s',
+      'service img/s',
+      'service p50 / p99 ms',
+      '**service/raw**',
+      'added p50 ms',
+      'failures',
+    ],
+    results.map((r) => [
+      `${r.workload.id}: ${r.workload.label}`,
+      fmt.n(r.raw.imagesPerSecond),
+      `${fmt.n(r.raw.p50Ms)} / ${fmt.n(r.raw.p99Ms)}`,
+      fmt.n(r.pipeline.imagesPerSecond),
+      fmt.n(r.service.imagesPerSecond),
+      `${fmt.n(r.service.p50Ms)} / ${fmt.n(r.service.p99Ms)}`,
+      `**${fmt.ratio(throughputRatio(r))}**`,
+      fmt.n(addedP50(r)),
+      failures(r),
+    ]),
+  );
+  const cost = table(
+    [
+      'Workload',
+      'raw CPU/img ms',
+      'processImage CPU/img ms',
+      'service CPU/img ms',
+      '**service/raw CPU**',
+      'load generator CPU/img ms',
+      'service peak RSS',
+      'output',
+      'images (raw / service)',
+    ],
+    results.map((r) => [
+      r.workload.id,
+      fmt.n(r.raw.cpuPerImageMs),
+      fmt.n(r.pipeline.cpuPerImageMs),
+      fmt.n(r.service.cpuPerImageMs),
+      `**${fmt.ratio(cpuRatio(r))}**`,
+      fmt.n(r.service.clientCpuPerImageMs ?? NaN),
+      fmt.mb(r.servicePeakRssBytes),
+      fmt.kb(r.outputBytes),
+      `${r.raw.images} / ${r.service.images}`,
+    ]),
+  );
+  return `${speed}\n\n${cost}`;
+}
+
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  holds: boolean;
+}
+
+export function targetChecks(results: WorkloadResult[]): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  for (const r of results) {
+    const id = r.workload.id;
+    const goal = THROUGHPUT_TARGETS[id];
+    if (goal !== undefined) {
+      const v = throughputRatio(r);
+      checks.push({
+        target: `${id} service/raw throughput ≥ ${goal}`,
+        measured: fmt.ratio(v),
+        holds: v >= goal,
+      });
+    }
+    if (CPU_TARGET_WORKLOADS.has(id)) {
+      const v = cpuRatio(r);
+      checks.push({
+        target: `${id} service CPU/img ≤ ${CPU_TARGET}× raw`,
+        measured: fmt.ratio(v),
+        holds: v <= CPU_TARGET,
+      });
+    }
+    if (id === 'W1') {
+      const v = addedP50(r);
+      checks.push({
+        target: `W1 added p50 ≤ ${ADDED_P50_TARGET_MS} ms`,
+        measured: `${fmt.n(v)} ms`,
+        holds: v <= ADDED_P50_TARGET_MS,
+      });
+    }
+    if (Object.keys(r.service.failures).length > 0) {
+      checks.push({ target: `${id} no failed requests`, measured: failures(r), holds: false });
+    }
+  }
+  return checks;
+}
+
+export function targetTable(checks: TargetCheck[]): string {
+  return table(
+    ['Target (issue 8)', 'Measured', 'Holds'],
+    checks.map((c) => [c.target, c.measured, c.holds ? 'yes' : '**no**']),
+  );
+}

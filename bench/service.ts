@@ -1,0 +1,131 @@
+// owns: the service under test as a child process (`node bin/imgpipe.js serve`) and its /proc figures.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+const REPO_ROOT = resolve(import.meta.dirname, '..');
+
+export interface ServiceProcess {
+  pid: number;
+  origin: string;
+  apiKey: string;
+  /** utime + stime of the process so far, in milliseconds. */
+  cpuMs(): number;
+  rssBytes(): number;
+  /** Peak RSS (VmHWM) since start or since the last resetPeakRss(). */
+  peakRssBytes(): number;
+  resetPeakRss(): void;
+  stop(): Promise<void>;
+}
+
+export function randomDevKey(): string {
+  let key = 'imgp_';
+  for (let i = 0; i < 40; i++) key += BASE62[randomInt(62)];
+  return key;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** utime + stime of a process from /proc/<pid>/stat, in milliseconds (all of its threads). */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name may hold spaces; the fields after its closing parenthesis are fixed.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+function statusKb(pid: number, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) : 0;
+}
+
+async function waitForHealth(origin: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited at start (${child.exitCode}): ${stderr()}`);
+    try {
+      const res = await fetch(`${origin}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`service did not answer /healthz within 30 s: ${stderr()}`);
+}
+
+/**
+ * Starts a fresh service: its own temp DATA_DIR (SQLite), a DEV_KEY, a quota that never runs out, warn-level
+ * logs, a free port. `env` adds or overrides variables (MAX_CONCURRENT_JOBS, MAX_UPLOAD_BYTES…); `nodeArgs`
+ * go to node itself (--cpu-prof for a profile of the service).
+ */
+export async function startService(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-data-'));
+  const port = await freePort();
+  const apiKey = randomDevKey();
+  const child = spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      DEV_KEY: apiKey,
+      LOG_LEVEL: 'warn',
+      QUOTA_FREE: '1000000000',
+      ...env,
+    },
+    stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'pipe'],
+  });
+  let stderrText = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderrText = (stderrText + chunk.toString()).slice(-4000);
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  const pid = child.pid as number;
+  try {
+    await waitForHealth(origin, child, () => stderrText);
+  } catch (err) {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    pid,
+    origin,
+    apiKey,
+    cpuMs: () => processCpuMs(pid),
+    rssBytes: () => statusKb(pid, 'VmRSS') * 1024,
+    peakRssBytes: () => statusKb(pid, 'VmHWM') * 1024,
+    // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0), giving a peak per workload.
+    resetPeakRss: () => writeFileSync(`/proc/${pid}/clear_refs`, '5'),
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
