@@ -1,15 +1,12 @@
 // Issuing and replacing API keys: the plaintext leaves here once, only the hash is stored.
 import type { Db } from '../store/schema.ts';
-import { insertApiKey, revokeActiveKey } from '../store/keys.ts';
+import { insertApiKey, replaceActiveKey } from '../store/keys.ts';
 import { generateApiKey, hashApiKey } from './api-key.ts';
 
-/** Revokes the account's active key (if any) and returns a new one, in one transaction. */
+/** Revokes the account's active key (if any) and returns a new one; concurrent calls never fail, the last wins. */
 export async function replaceAccountKey(db: Db, accountId: string): Promise<string> {
   const key = generateApiKey();
-  await db.transaction().execute(async (trx) => {
-    await revokeActiveKey(trx, accountId);
-    await insertApiKey(trx, accountId, hashApiKey(key));
-  });
+  await db.transaction().execute((trx) => replaceActiveKey(trx, accountId, hashApiKey(key)));
   return key;
 }
 

@@ -5,7 +5,7 @@ import { parseBody, recoverBodySchema, signupBodySchema } from '../http/schemas.
 import { apiError, type ApiError } from '../errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';
 import { emailKey, findOrCreateAccount, normaliseEmail } from '../store/accounts.ts';
-import { insertApiKey, insertApiKeyUnlessActive, revokeActiveKey } from '../store/keys.ts';
+import { insertApiKeyUnlessActive, replaceActiveKey } from '../store/keys.ts';
 import type { Db } from '../store/schema.ts';
 import {
   consumeMagicToken,
@@ -116,8 +116,7 @@ export async function verifyMagicLink(
     const account = await findOrCreateAccount(trx, email);
     const key = generateApiKey();
     if (purpose === 'recover') {
-      await revokeActiveKey(trx, account.id);
-      await insertApiKey(trx, account.id, hashApiKey(key));
+      await replaceActiveKey(trx, account.id, hashApiKey(key));
       return { account, apiKey: key, message: MESSAGES.replaced };
     }
     const issued = await insertApiKeyUnlessActive(trx, account.id, hashApiKey(key));

@@ -6,9 +6,11 @@ import {
   findAccountById,
   findOrCreateAccount,
   normaliseEmail,
+  type Account,
 } from '../store/accounts.ts';
-import { claimCheckoutSession, linkBillingCustomer } from '../store/billing.ts';
-import { applySubscriptionState, type BillingDeps } from './events.ts';
+import { claimCheckoutSession, findAccountByCustomerId, linkBillingCustomer } from '../store/billing.ts';
+import { applySubscriptionState, retryAfterUniqueViolation, type BillingDeps } from './events.ts';
+import type { CheckoutSessionState, SubscriptionState } from './provider.ts';
 import type { PaidTier } from './tiers.ts';
 
 export interface CheckoutDeps extends BillingDeps {
@@ -44,6 +46,24 @@ export interface SessionKeyResult {
 }
 
 /**
+ * The account a paid session provisions: the one already holding the session's provider customer (as for
+ * events), else the e-mail's, linked to the customer. So a customer whose e-mail changed at the provider
+ * never lands on a second account, which the unique customer column would refuse.
+ */
+async function provisionAccount(
+  deps: CheckoutDeps,
+  email: string,
+  session: CheckoutSessionState,
+  sub: SubscriptionState | undefined,
+): Promise<Account> {
+  const owner = session.customerId ? await findAccountByCustomerId(deps.db, session.customerId) : undefined;
+  const account = owner ?? (await findOrCreateAccount(deps.db, email));
+  if (session.customerId && !owner) await linkBillingCustomer(deps.db, account.id, session.customerId);
+  if (sub) await applySubscriptionState(deps.db, deps.log, account, sub, session.created);
+  return account;
+}
+
+/**
  * Provisions the account of a paid session (idempotent, whether or not the provider's event has arrived) and
  * returns its key once: only the caller that claims the session may issue, and only when the account has no
  * active key; the store's one-active-key index settles any race left.
@@ -65,9 +85,8 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
   const sub = session.subscriptionId
     ? await deps.provider.retrieveSubscription(session.subscriptionId)
     : undefined;
-  const account = await findOrCreateAccount(deps.db, session.email);
-  if (session.customerId) await linkBillingCustomer(deps.db, account.id, session.customerId);
-  if (sub) await applySubscriptionState(deps.db, deps.log, account, sub, session.created);
+  const email = session.email;
+  const account = await retryAfterUniqueViolation(() => provisionAccount(deps, email, session, sub));
   const claimed = await claimCheckoutSession(deps.db, session.id, account.id);
   const apiKey = claimed ? await issueFirstKey(deps.db, account.id) : null;
   const current = (await findAccountById(deps.db, account.id)) ?? account;

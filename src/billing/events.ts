@@ -2,6 +2,7 @@
 // The subscription is re-read from the provider (the source of truth), so even events that arrive in any
 // order apply the current state; the provider timestamp stops a stale delivery that lost a race.
 import type { Logger } from 'pino';
+import { isUniqueViolation } from '../accounts/key-issuer.ts';
 import { findOrCreateAccount, type Account } from '../store/accounts.ts';
 import {
   findAccountByCustomerId,
@@ -90,17 +91,32 @@ async function accountFor(db: Db, change: AccountChange): Promise<Account | unde
   return paying ? findOrCreateAccount(db, change.email) : undefined;
 }
 
+/**
+ * Runs `work` again once when it lost a race on a unique column (on PostgreSQL, e.g. another instance linked the
+ * same provider customer to an account first): the second run sees the winner's row and takes the other path.
+ */
+export async function retryAfterUniqueViolation<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    return work();
+  }
+}
+
 /** Applies a verified event once. Provider reads happen before the transaction; the write happens inside it. */
 export async function applyBillingEvent(deps: BillingDeps, event: BillingEvent): Promise<ApplyOutcome> {
   if (await isEventRecorded(deps.db, event.id)) return 'replayed';
   const change = await resolveChange(deps, event);
-  const outcome = await deps.db.transaction().execute(async (trx): Promise<ApplyOutcome> => {
-    if (!(await recordEventOnce(trx, event.id, event.type))) return 'replayed';
-    if (!change) return 'ignored';
-    const account = await accountFor(trx, change);
-    if (!account) return 'ignored';
-    return applySubscriptionState(trx, deps.log, account, change.sub, event.created);
-  });
+  const outcome = await retryAfterUniqueViolation(() =>
+    deps.db.transaction().execute(async (trx): Promise<ApplyOutcome> => {
+      if (!(await recordEventOnce(trx, event.id, event.type))) return 'replayed';
+      if (!change) return 'ignored';
+      const account = await accountFor(trx, change);
+      if (!account) return 'ignored';
+      return applySubscriptionState(trx, deps.log, account, change.sub, event.created);
+    }),
+  );
   deps.log.info({ eventId: event.id, type: event.type, outcome }, 'billing event');
   return outcome;
 }

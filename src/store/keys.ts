@@ -88,3 +88,23 @@ export async function insertApiKeyUnlessActive(db: Db, accountId: string, keyHas
     .executeTakeFirst();
   return inserted !== undefined;
 }
+
+/** Rounds of revoke-then-insert before a replacement gives up (each lost round means a racer's key committed). */
+const REPLACE_ROUNDS = 10;
+
+/**
+ * Makes `keyHash` the account's one active key, revoking whichever key is active. On PostgreSQL a racing
+ * replacement can commit its key between this revoke and this insert; the insert then yields (ON CONFLICT
+ * DO NOTHING waits for the racer) and the next round revokes the racer's key, so the last replacement wins
+ * and none fails with a unique violation. Safe inside a transaction.
+ */
+export async function replaceActiveKey(db: Db, accountId: string, keyHash: string): Promise<void> {
+  for (let round = 0; round < REPLACE_ROUNDS; round++) {
+    await revokeActiveKey(db, accountId);
+    if (await insertApiKeyUnlessActive(db, accountId, keyHash)) return;
+  }
+  // A serialization failure is transient: the caller answers 503 store_unavailable, and a retry succeeds.
+  throw Object.assign(new Error(`key replacement of account ${accountId} kept losing races`), {
+    code: '40001',
+  });
+}

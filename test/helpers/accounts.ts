@@ -1,7 +1,7 @@
 // Signup/recovery helpers shared by the account tests: request a link, read it from the SMTP sink, verify it.
 import type { FastifyInstance } from 'fastify';
 import type { TestContext } from 'node:test';
-import { buildTestApp, type TestApp } from './app.ts';
+import { buildTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { linkOf, startSmtpSink, type SmtpSink } from './smtp-sink.ts';
 
 export interface MailTestApp extends TestApp {
@@ -12,13 +12,15 @@ export interface MailTestApp extends TestApp {
 export async function buildMailTestApp(
   t: TestContext,
   overrides: Record<string, string> = {},
+  options: TestAppOptions = {},
 ): Promise<MailTestApp> {
   const sink = await startSmtpSink(t);
-  const testApp = await buildTestApp(t, {
-    SMTP_URL: sink.url,
-    PUBLIC_BASE_URL: 'https://img.example.test',
-    ...overrides,
-  });
+  const testApp = await buildTestApp(
+    t,
+    { SMTP_URL: sink.url, PUBLIC_BASE_URL: 'https://img.example.test', ...overrides },
+    'free',
+    options,
+  );
   return { ...testApp, sink };
 }
 

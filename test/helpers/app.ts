@@ -1,4 +1,5 @@
-// buildTestApp: a fresh store in a temp dir, config overrides, a key on a chosen tier, closed after the test.
+// buildTestApp: a fresh store (a temp SQLite file, or a fresh PostgreSQL schema when asked), config overrides,
+// a key on a chosen tier, closed after the test; secondInstance: another app on the same store.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,8 @@ import { createContext, type AppContext } from '../../src/context.ts';
 import { buildServer } from '../../src/http/server.ts';
 import { replaceAccountKey } from '../../src/accounts/key-issuer.ts';
 import { findOrCreateAccount } from '../../src/store/accounts.ts';
+import type { Dialect } from '../../src/store/db.ts';
+import { createTestDatabase, type TestDatabase } from './store-dialects.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -19,6 +22,14 @@ export interface TestApp {
   auth: { authorization: string };
   /** Issues a key for another account. */
   newKey(email: string, tier?: Tier): Promise<string>;
+  dialect: Dialect;
+  /** The environment the app was configured from (DATABASE_URL included), for more instances on its store. */
+  env: Record<string, string>;
+}
+
+export interface TestAppOptions {
+  /** `postgres` needs TEST_DATABASE_URL (callers skip with skipReason('postgres') otherwise). */
+  dialect?: Dialect;
 }
 
 export function testEnv(overrides: Record<string, string> = {}) {
@@ -26,15 +37,28 @@ export function testEnv(overrides: Record<string, string> = {}) {
   return { dataDir, env: { DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ENV: 'test', ...overrides } };
 }
 
+/** On PostgreSQL, a fresh schema for this test (DATABASE_URL set to it); SQLite uses DATA_DIR's file. */
+async function testDatabase(dialect: Dialect): Promise<TestDatabase | undefined> {
+  return dialect === 'postgres' ? createTestDatabase(dialect) : undefined;
+}
+
+async function startApp(env: Record<string, string>) {
+  const ctx = await createContext(loadConfig(env));
+  const app = await buildServer(ctx);
+  await app.ready();
+  return { app, ctx };
+}
+
 export async function buildTestApp(
   t: TestContext,
   overrides: Record<string, string> = {},
   tier: Tier = 'free',
+  options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const { dataDir, env } = testEnv(overrides);
-  const ctx = await createContext(loadConfig(env));
-  const app = await buildServer(ctx);
-  await app.ready();
+  const dialect = options.dialect ?? 'sqlite';
+  const database = await testDatabase(dialect);
+  const { dataDir, env } = testEnv({ ...(database ? { DATABASE_URL: database.url } : {}), ...overrides });
+  const { app, ctx } = await startApp(env);
   const newKey = async (email: string, keyTier: Tier = 'free') => {
     const account = await findOrCreateAccount(ctx.store.db, email, keyTier);
     return replaceAccountKey(ctx.store.db, account.id);
@@ -44,8 +68,25 @@ export async function buildTestApp(
     await app.close();
     await ctx.close();
     rmSync(dataDir, { recursive: true, force: true });
+    // Idle pools hold no locks, so the schema drops even while a second instance is still open.
+    await database?.drop();
   });
-  return { app, ctx, dataDir, key, auth: { authorization: `Bearer ${key}` }, newKey };
+  return { app, ctx, dataDir, key, auth: { authorization: `Bearer ${key}` }, newKey, dialect, env };
+}
+
+/**
+ * Another instance on the test app's store, as a second server behind a load balancer: its own context, pool
+ * and limits. On PostgreSQL that is a second app; SQLite serves one instance per file (a second in-process
+ * connection would block the event loop while it waits for the first one's lock), so there it is the same app.
+ */
+export async function secondInstance(t: TestContext, first: TestApp): Promise<Pick<TestApp, 'app' | 'ctx'>> {
+  if (first.dialect === 'sqlite') return first;
+  const instance = await startApp(first.env);
+  t.after(async () => {
+    await instance.app.close();
+    await instance.ctx.close();
+  });
+  return instance;
 }
 
 /** buildTestApp plus a real listening socket on 127.0.0.1 (for streams, limits and disconnects). */

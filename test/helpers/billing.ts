@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { hashApiKey } from '../../src/accounts/api-key.ts';
 import type { Tier } from '../../src/config.ts';
 import { findAccountByEmail } from '../../src/store/accounts.ts';
-import { buildTestApp, type TestApp } from './app.ts';
+import { buildTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { imageForm } from './multipart.ts';
 import { signedEvent, startStripeStub, stripeEnv, STUB_PRICES, type StripeStub } from './stripe-stub.ts';
 
@@ -26,11 +26,15 @@ export interface BillingHarness extends TestApp {
   customerCount(email: string): Promise<number>;
 }
 
-export async function billingHarness(t: TestContext, provider: ProviderName): Promise<BillingHarness> {
+export async function billingHarness(
+  t: TestContext,
+  provider: ProviderName,
+  options: TestAppOptions = {},
+): Promise<BillingHarness> {
   const stub = provider === 'stripe' ? await startStripeStub() : undefined;
   if (stub) t.after(() => stub.close());
   const env = { PUBLIC_BASE_URL, ...(stub ? stripeEnv(stub) : {}) };
-  const base = await buildTestApp(t, env);
+  const base = await buildTestApp(t, env, 'free', options);
   const { app, ctx } = base;
 
   const webhook = async (type: string, object: unknown) => {

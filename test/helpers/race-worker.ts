@@ -1,20 +1,17 @@
 // A second process for cross-process races: opens its own pool on DATABASE_URL, says "ready", waits for
 // "go" on stdin, runs one store operation RACE_COUNT times at once and prints the results as JSON.
-// Usage: node --import tsx race-worker.ts <operation> <arg> [arg2]
+// Usage: node --import tsx race-worker.ts <operation> <accountId>
 import { createInterface } from 'node:readline';
-import { issueFirstKey } from '../../src/accounts/key-issuer.ts';
+import { issueFirstKey, replaceAccountKey } from '../../src/accounts/key-issuer.ts';
 import { openStore } from '../../src/store/db.ts';
 import type { Db } from '../../src/store/schema.ts';
-import { claimCheckoutSession, consumeMagicToken, countAttempt } from './invariant-queries.ts';
 
-const OPERATIONS: Record<string, (db: Db, arg: string, arg2: string) => Promise<unknown>> = {
-  'consume-token': (db, tokenHash) => consumeMagicToken(db, tokenHash),
+const OPERATIONS: Record<string, (db: Db, arg: string) => Promise<unknown>> = {
   'issue-first-key': async (db, accountId) => (await issueFirstKey(db, accountId)) !== null,
-  'claim-session': (db, sessionId, accountId) => claimCheckoutSession(db, sessionId, accountId),
-  'count-attempt': (db, bucket) => countAttempt(db, bucket, 1_700_000_000),
+  'replace-key': async (db, accountId) => typeof (await replaceAccountKey(db, accountId)) === 'string',
 };
 
-const [operation = '', arg = '', arg2 = ''] = process.argv.slice(2);
+const [operation = '', arg = ''] = process.argv.slice(2);
 const run = OPERATIONS[operation];
 if (!run) throw new Error(`unknown operation ${operation}`);
 const count = Number(process.env.RACE_COUNT ?? 10);
@@ -27,6 +24,6 @@ process.stdout.write('ready\n');
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) if (line === 'go') break;
 lines.close();
-const results = await Promise.all(Array.from({ length: count }, () => run(store.db, arg, arg2)));
+const results = await Promise.all(Array.from({ length: count }, () => run(store.db, arg)));
 process.stdout.write(`${JSON.stringify(results)}\n`);
 await store.close();

@@ -1,15 +1,19 @@
 // Two real `imgpipe serve` processes on one PostgreSQL database (its own schema), started at the same time:
-// quota, tokens, keys, checkout claims and rate limits hold exactly however the requests are spread.
+// quota, link verifies, session keys, key issuing and the signup rate limit hold exactly however requests are spread.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { generateApiKey, hashApiKey } from '../../src/accounts/api-key.ts';
 import { usageMonth } from '../../src/accounts/quota.ts';
+import { generateMagicToken, hashMagicToken } from '../../src/accounts/signup.ts';
 import type { Store } from '../../src/store/db.ts';
 import { findAccountByEmail, findOrCreateAccount } from '../../src/store/accounts.ts';
+import { findActiveKeyOwner } from '../../src/store/keys.ts';
+import { insertMagicToken } from '../../src/store/tokens.ts';
 import { findUsage } from '../../src/store/usage.ts';
 import { corpus } from '../helpers/corpus.ts';
-import { insertMagicToken } from '../helpers/invariant-queries.ts';
 import { imageForm } from '../helpers/multipart.ts';
 import { raceInProcesses, startServerProcess, type ServerProcess } from '../helpers/processes.ts';
 import { MIGRATION_NAMES } from '../../src/store/migrations/index.ts';
@@ -22,12 +26,22 @@ import {
 
 const QUOTA = 50;
 const REQUESTS = 200;
+const SIGNUP_LIMIT = 5;
 
 describe('several instances on one PostgreSQL', { skip: skipReason('postgres') }, () => {
   let database: TestDatabase;
   let store: Store;
   let servers: ServerProcess[] = [];
   const devKey = generateApiKey();
+  // Each instance's own outbox of link mails (no SMTP_URL), never inside the repository.
+  const dataDirs: string[] = [];
+  const activeKeys = (accountId: string) =>
+    store.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .execute();
 
   before(async () => {
     database = await createTestDatabase('postgres');
@@ -36,11 +50,15 @@ describe('several instances on one PostgreSQL', { skip: skipReason('postgres') }
       QUOTA_FREE: String(QUOTA),
       MAX_CONCURRENT_JOBS: '64',
       DEV_KEY: devKey,
+      SIGNUP_RATE_LIMIT: String(SIGNUP_LIMIT),
       LOG_LEVEL: 'warn',
       NODE_ENV: 'test',
     };
     // Both start on an empty schema at once: both migrate and seed the same key concurrently.
-    const started = await Promise.allSettled([startServerProcess(env), startServerProcess(env)]);
+    for (let i = 0; i < 2; i++) dataDirs.push(mkdtempSync(join(tmpdir(), 'imgpipe-instance-')));
+    const started = await Promise.allSettled(
+      dataDirs.map((dataDir) => startServerProcess({ ...env, DATA_DIR: dataDir })),
+    );
     servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const failed = started.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
@@ -50,6 +68,7 @@ describe('several instances on one PostgreSQL', { skip: skipReason('postgres') }
     await Promise.all(servers.map((s) => s.stop()));
     await store?.close();
     await database?.drop();
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   test('migrations: two instances starting at once on an empty database both come up with one schema', async () => {
@@ -100,38 +119,79 @@ describe('several instances on one PostgreSQL', { skip: skipReason('postgres') }
     assert.equal(await findUsage(store.db, account?.id ?? '', usageMonth(new Date())), QUOTA);
   });
 
-  test('token_used: concurrent verifies of one token from two processes: exactly one uses it', async () => {
-    const tokenHash = hashApiKey(randomUUID());
-    await insertMagicToken(store.db, tokenHash, 'verify@example.com', new Date(Date.now() + 600_000));
-    const results = await raceInProcesses(database.url, ['consume-token', tokenHash]);
-    assert.equal(results.length, 20);
-    assert.equal(results.filter((r) => r === true).length, 1);
+  /** `count` concurrent requests spread over both instances; the status and JSON body of each. */
+  const spread = (count: number, path: string, init: RequestInit = {}) =>
+    Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        const server = servers[i % servers.length] as ServerProcess;
+        const res = await fetch(`${server.url}${path}`, { ...init, signal: AbortSignal.timeout(60_000) });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      }),
+    );
+  const errorCode = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
+
+  test('token_used: concurrent verifies of one link over two instances issue exactly one key', async () => {
+    const token = generateMagicToken();
+    const email = 'verify@example.com';
+    await insertMagicToken(store.db, {
+      tokenHash: hashMagicToken(token),
+      purpose: 'signup',
+      email,
+      expiresAt: new Date(Date.now() + 600_000),
+    });
+    const answers = await spread(20, `/v1/signup/verify?token=${token}`, {
+      headers: { accept: 'application/json' },
+    });
+    const winners = answers.filter((a) => a.status === 200);
+    assert.equal(winners.length, 1);
+    assert.ok(
+      answers.every((a) => a.status === 200 || (a.status === 400 && errorCode(a.body) === 'token_used')),
+    );
+    const account = await findAccountByEmail(store.db, email);
+    const owner = await findActiveKeyOwner(store.db, hashApiKey(String(winners[0]?.body.apiKey)));
+    assert.equal(owner?.accountId, account?.id);
+  });
+
+  test('session key: concurrent session-key calls over two instances issue exactly one key', async () => {
+    const [first] = servers as [ServerProcess];
+    const checkout = await fetch(`${first.url}/v1/billing/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tier: 'starter', email: 'checkout@example.com' }),
+    });
+    const sessionId = String(((await checkout.json()) as { url: string }).url.split('/').pop());
+    const paid = await fetch(`${first.url}/dev/billing/checkout/${sessionId}/pay`, {
+      method: 'POST',
+      redirect: 'manual',
+    });
+    assert.equal(paid.status, 303);
+    const answers = await spread(20, `/v1/billing/session/${sessionId}/key`);
+    assert.ok(answers.every((a) => a.status === 200));
+    assert.equal(answers.filter((a) => a.body.apiKey !== null).length, 1);
   });
 
   test('keys: concurrent first-key issuing from two processes issues exactly one key', async () => {
     const account = await findOrCreateAccount(store.db, 'first-key@example.com');
     const results = await raceInProcesses(database.url, ['issue-first-key', account.id]);
     assert.equal(results.filter((r) => r === true).length, 1);
-    const active = await store.db
-      .selectFrom('api_keys')
-      .select('id')
-      .where('account_id', '=', account.id)
-      .where('revoked_at', 'is', null)
-      .execute();
-    assert.equal(active.length, 1);
+    assert.equal((await activeKeys(account.id)).length, 1);
   });
 
-  test('session key: one checkout session is claimed once across two processes', async () => {
-    const account = await findOrCreateAccount(store.db, 'checkout@example.com');
-    const results = await raceInProcesses(database.url, ['claim-session', `cs_${randomUUID()}`, account.id]);
-    assert.equal(results.filter((r) => r === true).length, 1);
+  test('keys: concurrent key replacements from two processes all succeed and leave one active key', async () => {
+    const account = await findOrCreateAccount(store.db, 'replace-key@example.com');
+    const results = await raceInProcesses(database.url, ['replace-key', account.id]);
+    assert.equal(results.length, 20);
+    assert.ok(results.every((r) => r === true));
+    assert.equal((await activeKeys(account.id)).length, 1);
   });
 
-  test('rate_limited: the signup attempt count is shared by two processes', async () => {
-    const results = await raceInProcesses(database.url, ['count-attempt', `signup:${randomUUID()}`]);
-    assert.deepEqual(
-      (results as number[]).sort((x, y) => x - y),
-      Array.from({ length: 20 }, (_, i) => i + 1),
-    );
+  test(`rate_limited: the signup rate limit (SIGNUP_RATE_LIMIT=${SIGNUP_LIMIT}) is shared by two instances`, async () => {
+    const answers = await spread(20, '/v1/signup', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'limited@example.com' }),
+    });
+    assert.equal(answers.filter((a) => a.status === 202).length, SIGNUP_LIMIT);
+    assert.ok(answers.every((a) => a.status === 202 || errorCode(a.body) === 'rate_limited'));
   });
 });

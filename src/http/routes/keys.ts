@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { generateApiKey, hashApiKey, parseBearerToken } from '../../accounts/api-key.ts';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
-import { insertApiKey, revokeKeyByHash } from '../../store/keys.ts';
+import { replaceActiveKey, revokeKeyByHash } from '../../store/keys.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { verifyHandler } from '../verify-page.ts';
 import { linkRequestHandler } from './signup.ts';
@@ -22,10 +22,11 @@ async function rotateRoute(app: FastifyInstance, { ctx }: { ctx: AppContext }): 
     const account = accountOf(request);
     const oldHash = hashApiKey(parseBearerToken(request.headers.authorization) ?? '');
     const apiKey = generateApiKey();
-    // Revoking exactly the presented key makes two racing rotations of one key yield one new key, not two.
+    // Revoking exactly the presented key makes two racing rotations of one key yield one new key, not two:
+    // the loser finds its key already revoked and gets 401. A racing recovery is absorbed by replaceActiveKey.
     const rotated = await ctx.store.db.transaction().execute(async (trx) => {
       if (!(await revokeKeyByHash(trx, oldHash))) return false;
-      await insertApiKey(trx, account.accountId, hashApiKey(apiKey));
+      await replaceActiveKey(trx, account.accountId, hashApiKey(apiKey));
       return true;
     });
     if (!rotated) throw apiError('invalid_api_key', 'The API key is unknown or has been revoked');

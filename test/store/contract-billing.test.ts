@@ -1,0 +1,152 @@
+// The store contract of billing state (events, checkout claims, customers, subscription columns) and the billing
+// functions built on it, run on every dialect: on PostgreSQL two instances share one database.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { claimSessionKey } from '../../src/billing/checkout.ts';
+import { applyBillingEvent } from '../../src/billing/events.ts';
+import type { LocalProvider } from '../../src/billing/local-provider.ts';
+import type { BillingEvent } from '../../src/billing/provider.ts';
+import type { AppContext } from '../../src/context.ts';
+import { billingDeps } from '../../src/http/routes/billing.ts';
+import { findAccountByEmail, findAccountById, findOrCreateAccount } from '../../src/store/accounts.ts';
+import {
+  claimCheckoutSession,
+  findAccountByCustomerId,
+  isEventRecorded,
+  linkBillingCustomer,
+  recordEventOnce,
+  writeSubscriptionState,
+} from '../../src/store/billing.ts';
+import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
+
+/** A paid local checkout of `email` on instance `ctx`: its session id and subscription. */
+async function paidLocalCheckout(ctx: AppContext, email: string) {
+  const provider = ctx.billing as LocalProvider;
+  const { id } = await provider.createCheckout({
+    tier: 'starter',
+    email,
+    customerId: undefined,
+    successUrl: 'http://imgpipe.test/v1/billing/session/{CHECKOUT_SESSION_ID}/key',
+    cancelUrl: 'http://imgpipe.test/pricing',
+  });
+  await provider.payCheckout(id);
+  const session = await provider.retrieveCheckout(id);
+  return {
+    sessionId: id,
+    subscriptionId: session?.subscriptionId ?? '',
+    customerId: session?.customerId ?? '',
+  };
+}
+
+describeStoreContract('billing', (stores) => {
+  const newAccount = () => findOrCreateAccount(stores.a.db, `${randomUUID()}@example.com`);
+
+  test('billing events: an event id is recorded once however many deliveries race', async () => {
+    const eventId = `evt_${randomUUID()}`;
+    assert.equal(await isEventRecorded(stores.b.db, eventId), false);
+    const firsts = await race(stores, (s) => recordEventOnce(s.db, eventId, 'customer.subscription.updated'));
+    assert.equal(firsts.filter(Boolean).length, 1);
+    assert.equal(await isEventRecorded(stores.b.db, eventId), true);
+  });
+
+  test('checkout claims: one checkout session is claimed once', async () => {
+    const account = await newAccount();
+    const sessionId = `cs_${randomUUID()}`;
+    const claims = await race(stores, (s) => claimCheckoutSession(s.db, sessionId, account.id));
+    assert.equal(claims.filter(Boolean).length, 1);
+  });
+
+  test('customers: linkBillingCustomer links an unlinked account only; a customer never holds two accounts', async () => {
+    const [first, second] = [await newAccount(), await newAccount()];
+    const customerId = `cus_${randomUUID()}`;
+    assert.equal(await findAccountByCustomerId(stores.a.db, customerId), undefined);
+    await linkBillingCustomer(stores.a.db, first.id, customerId);
+    assert.equal((await findAccountByCustomerId(stores.b.db, customerId))?.id, first.id);
+    await linkBillingCustomer(stores.b.db, first.id, 'cus_other');
+    assert.equal((await findAccountById(stores.a.db, first.id))?.billing_customer_id, customerId);
+    await assert.rejects(linkBillingCustomer(stores.b.db, second.id, customerId));
+  });
+
+  test('subscription state: racing writes keep the newest stamp, never an older one', async () => {
+    const account = await newAccount();
+    const tiers = ['starter', 'growth', 'scale'];
+    const written = await race(stores, (s, i) =>
+      writeSubscriptionState(s.db, account.id, {
+        tier: tiers[i % 3] as string,
+        customerId: null,
+        subscriptionId: `sub_${i}`,
+        status: 'active',
+        stamp: 1_700_000_000 + i,
+      }),
+    );
+    assert.ok(written.some(Boolean));
+    const row = await findAccountById(stores.b.db, account.id);
+    assert.equal(row?.subscription_updated_at, 1_700_000_000 + RACERS - 1);
+    assert.equal(row?.subscription_id, `sub_${RACERS - 1}`);
+    assert.equal(row?.tier, tiers[(RACERS - 1) % 3]);
+    const stale = { tier: 'free', customerId: null, subscriptionId: 'sub_old', status: 'canceled', stamp: 1 };
+    assert.equal(await writeSubscriptionState(stores.a.db, account.id, stale), false);
+  });
+
+  test('session key: concurrent claimSessionKey of one paid session on two instances issues exactly one key', async () => {
+    const email = `${randomUUID()}@example.com`;
+    const { sessionId } = await paidLocalCheckout(stores.ctxA, email);
+    const results = await raceContexts(stores, (ctx) => claimSessionKey(billingDeps(ctx), sessionId));
+    assert.equal(results.filter((r) => r.apiKey !== null).length, 1);
+    assert.ok(results.every((r) => r.tier === 'starter' && r.email === email));
+    const claims = await stores.a.db
+      .selectFrom('checkout_claims')
+      .select('account_id')
+      .where('session_id', '=', sessionId)
+      .execute();
+    assert.equal(claims.length, 1);
+  });
+
+  test('provider events: concurrent applyBillingEvent of one event on two instances applies it once', async () => {
+    const email = `${randomUUID()}@example.com`;
+    const { subscriptionId, customerId } = await paidLocalCheckout(stores.ctxA, email);
+    const event: BillingEvent = {
+      kind: 'subscription_changed',
+      id: `evt_${randomUUID()}`,
+      type: 'customer.subscription.created',
+      created: Math.floor(Date.now() / 1000),
+      subscriptionId,
+      customerId,
+      email,
+      deleted: false,
+    };
+    const outcomes = await raceContexts(stores, (ctx) => applyBillingEvent(billingDeps(ctx), event));
+    assert.deepEqual(
+      outcomes.filter((o) => o !== 'replayed'),
+      ['applied'],
+    );
+    const account = await findAccountByEmail(stores.b.db, email);
+    assert.equal(account?.tier, 'starter');
+    assert.equal(account?.billing_customer_id, customerId);
+  });
+
+  test('local checkout: concurrent payCheckout of one session on two instances pays it once', async () => {
+    const provider = stores.ctxA.billing as LocalProvider;
+    const { id } = await provider.createCheckout({
+      tier: 'growth',
+      email: `${randomUUID()}@example.com`,
+      customerId: undefined,
+      successUrl: 'http://imgpipe.test/s/{CHECKOUT_SESSION_ID}',
+      cancelUrl: 'http://imgpipe.test/pricing',
+    });
+    const events = await raceContexts(stores, (ctx) => (ctx.billing as LocalProvider).payCheckout(id));
+    assert.equal(events.filter((e) => e.length > 0).length, 1);
+    const subs = await stores.a.db
+      .selectFrom('local_subscriptions')
+      .innerJoin(
+        'local_checkout_sessions',
+        'local_checkout_sessions.customer_id',
+        'local_subscriptions.customer_id',
+      )
+      .select('local_subscriptions.id')
+      .where('local_checkout_sessions.id', '=', id)
+      .execute();
+    assert.equal(subs.length, 1);
+  });
+});
