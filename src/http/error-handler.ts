@@ -19,7 +19,12 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   if (fe.validation)
     return apiError(badBodyCode, `Request ${fe.validationContext ?? 'body'} ${fe.message ?? ''}`);
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new ApiError(413, badBodyCode, 'The request body is larger than this endpoint accepts');
+    // The status follows ERROR_CODES like every other error (a 413 is image_too_large, which this is not:
+    // only url and operations travel in a JSON body).
+    return apiError(
+      badBodyCode,
+      `The request body is larger than the ${request.routeOptions.bodyLimit ?? 0} bytes this endpoint accepts`,
+    );
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return apiError(
