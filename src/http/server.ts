@@ -6,6 +6,18 @@ import { handleClientError, registerErrorHandler } from './error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
 
+/**
+ * Node enforces requestTimeout only while headersTimeout is not larger than it (measured on Node 20: a slow
+ * body was never cut off otherwise), and checks for expired requests every connectionsCheckingInterval
+ * (30 s by default, longer than a short timeout).
+ */
+export function requestTimeoutOptions(requestTimeoutMs: number) {
+  return {
+    headersTimeout: Math.min(60_000, requestTimeoutMs),
+    connectionsCheckingInterval: Math.max(250, Math.min(30_000, Math.floor(requestTimeoutMs / 4))),
+  };
+}
+
 export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
@@ -15,7 +27,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     // Bounds a client that never finishes its headers; bodies are bounded by requestTimeout below.
     connectionTimeout: 0,
-    requestTimeout: 120_000,
+    requestTimeout: ctx.config.requestTimeoutMs,
+    http: requestTimeoutOptions(ctx.config.requestTimeoutMs),
     keepAliveTimeout: 10_000,
     return503OnClosing: true,
     clientErrorHandler: handleClientError,
