@@ -31,6 +31,14 @@ export interface UsageTable {
   used: Generated<number>;
 }
 
+/** A quota unit held by a request in flight: deleted when the unit is counted (200 delivered) or refunded. */
+export interface QuotaReservationTable {
+  id: string;
+  account_id: string;
+  month: string;
+  created_at: string;
+}
+
 export interface MagicTokenTable {
   token_hash: string;
   purpose: string;
@@ -66,6 +74,7 @@ export interface Database {
   rate_limits: RateLimitTable;
   billing_events: BillingEventTable;
   checkout_claims: CheckoutClaimTable;
+  quota_reservations: QuotaReservationTable;
 }
 
 export type Db = Kysely<Database>;

@@ -1,8 +1,10 @@
 // POST /v1/image: auth → reserve a quota unit → read input → take a job slot → process → headers.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
+  confirmQuotaUnit,
   quotaLimitForTier,
   refundQuotaUnit,
+  type QuotaReservation,
   remainingUnits,
   reserveQuotaUnit,
 } from '../../accounts/quota.ts';
@@ -15,13 +17,16 @@ import { readImageRequest } from '../image-request.ts';
 
 export const RETRY_AFTER_SECONDS = 2;
 
-/** Refunds the reserved unit exactly once: on an error, or when the 200 never reached the client. */
-function guardReservation(ctx: AppContext, reply: FastifyReply, refund: () => Promise<void>) {
-  let refunded = false;
-  const refundOnce = async () => {
-    if (refunded) return;
-    refunded = true;
-    await refund();
+/**
+ * Settles the reserved unit exactly once: counted when a 200 was delivered, refunded on an error or when the
+ * 200 never reached the client. A unit held by a killed process is refunded at the next start (src/main.ts).
+ */
+function guardReservation(ctx: AppContext, reply: FastifyReply, reservation: QuotaReservation) {
+  let settled = false;
+  const settle = async (count: boolean) => {
+    if (settled) return;
+    settled = true;
+    await (count ? confirmQuotaUnit : refundQuotaUnit)(ctx.store.db, reservation);
   };
   // 'finish' means the whole response was handed to the socket; 'close' without it means the client left.
   let delivered = false;
@@ -29,11 +34,11 @@ function guardReservation(ctx: AppContext, reply: FastifyReply, refund: () => Pr
     delivered = true;
   });
   reply.raw.once('close', () => {
-    if (!delivered || reply.statusCode !== 200) {
-      refundOnce().catch((err: unknown) => ctx.log.error({ err }, 'quota refund failed'));
-    }
+    settle(delivered && reply.statusCode === 200).catch((err: unknown) =>
+      ctx.log.error({ err }, 'settling the quota unit failed'),
+    );
   });
-  return refundOnce;
+  return () => settle(false);
 }
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
@@ -57,7 +62,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         limit,
         upgradeUrl,
       );
-      const refundOnce = guardReservation(ctx, reply, () => refundQuotaUnit(ctx.store.db, reservation));
+      const refundOnce = guardReservation(ctx, reply, reservation);
       try {
         const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
         const input = source.kind === 'upload' ? source.bytes : await fetchImage(ctx, source.url);
