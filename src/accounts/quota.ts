@@ -29,6 +29,30 @@ export function remainingUnits(limit: number, used: number): number {
   return Math.max(0, limit - used);
 }
 
+/**
+ * db.transaction() whose errors say what happened. A failure outside `work` (BEGIN, or COMMIT on a full disk,
+ * after which SQLite has already rolled back so Kysely's ROLLBACK fails with "no transaction is active") is
+ * the store failing: store_unavailable, not a 500.
+ */
+async function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  let workError: unknown;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      try {
+        return await work(trx);
+      } catch (err) {
+        workError = err;
+        throw err;
+      }
+    });
+  } catch (err) {
+    throw (
+      workError ??
+      apiError('store_unavailable', 'The store cannot be written right now; retry later', { cause: err })
+    );
+  }
+}
+
 export interface QuotaReservation {
   /** Row in quota_reservations while the request is in flight. */
   id: string;
@@ -55,7 +79,7 @@ export async function reserveQuotaUnit(
   // The unit and its reservation row are written together, so a crash never leaves one without the other.
   const used =
     limit > 0
-      ? await db.transaction().execute(async (trx) => {
+      ? await inTransaction(db, async (trx) => {
           const count = await incrementUsageBelowLimit(trx, account.id, month, limit);
           if (count !== undefined) {
             await insertReservation(trx, {
@@ -91,7 +115,7 @@ export async function refundQuotaUnit(
   db: Db,
   reservation: Pick<QuotaReservation, 'id' | 'accountId' | 'month'>,
 ) {
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     if (await deleteReservation(trx, reservation.id)) {
       await decrementUsage(trx, reservation.accountId, reservation.month);
     }

@@ -6,14 +6,15 @@ import { DEV_KEY } from './server-process.ts';
 
 export class Tally {
   requests = 0;
+  /** 200s of POST /v1/image (the answers that count a quota unit). */
   ok = 0;
   status500 = 0;
   transportErrors = 0;
   readonly byCode = new Map<string, number>();
 
-  record(status: number, code: string): void {
+  record(status: number, code: string, isImage = true): void {
     this.requests++;
-    if (status === 200) this.ok++;
+    if (status === 200 && isImage) this.ok++;
     if (status === 500) this.status500++;
     this.byCode.set(code, (this.byCode.get(code) ?? 0) + 1);
   }
@@ -26,6 +27,7 @@ export class Tally {
 export interface Answer {
   status: number;
   code: string;
+  isImage: boolean;
 }
 
 const auth = { authorization: `Bearer ${DEV_KEY}` };
@@ -35,7 +37,7 @@ const forms = {
   corrupt: () => imageForm(corpus('broken_data_stream.png'), {}),
   bomb: () => imageForm(corpus('synthetic-bomb-header-65535x65535.png'), {}),
   slow: () =>
-    imageForm(corpus('synthetic-limit-8000x5000.png'), { resize: { w: 3000 }, format: 'webp', quality: 90 }),
+    imageForm(corpus('synthetic-limit-8000x5000.png'), { resize: { w: 6000 }, format: 'webp', quality: 90 }),
 };
 
 export type Kind = keyof typeof forms | 'noAuth' | 'wrongType' | 'healthz';
@@ -82,14 +84,14 @@ export async function send(
             })();
     const body = Buffer.from(await res.body.arrayBuffer());
     let code = String(res.statusCode);
-    if (res.statusCode === 200) code = 'ok';
+    if (res.statusCode === 200) code = kind === 'healthz' ? 'healthz 200' : 'ok';
     else if (String(res.headers['content-type']).startsWith('application/json')) {
       code = String(
         (JSON.parse(body.toString()) as { error?: { code?: string } }).error?.code ?? res.statusCode,
       );
     } else code = `non-json-${res.statusCode}`;
-    tally.record(res.statusCode, code);
-    return { status: res.statusCode, code };
+    tally.record(res.statusCode, code, kind !== 'healthz');
+    return { status: res.statusCode, code, isImage: kind !== 'healthz' };
   } catch {
     tally.transportError();
     return undefined;
