@@ -37,7 +37,9 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
     return apiError(badBodyCode, fe.message ?? 'The request could not be read');
   }
   if (isSqliteUnavailable(err)) {
-    return apiError('store_unavailable', 'The store cannot be written right now; retry later', { cause: err });
+    return apiError('store_unavailable', 'The store cannot be written right now; retry later', {
+      cause: err,
+    });
   }
   return apiError('internal_error', 'Internal server error', { cause: err });
 }
