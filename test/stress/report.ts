@@ -15,6 +15,7 @@ export interface StressFigures {
   crashes: number;
   leakedSlots: number;
   rss: { atStart: number; start: number; peak: number; end: number };
+  rssGrowthBoundMiB: number;
   usage: { stored: number; answered200: number; integrity: string };
   phases: PhaseResult[];
 }
@@ -38,6 +39,7 @@ function section(f: StressFigures): string {
     `| Quota: usage stored after SIGKILL + restart / 200s answered | ${f.usage.stored} / ${f.usage.answered200} |`,
     `| integrity_check after SIGKILL and at the end | ${f.usage.integrity} |`,
     `| RSS at start / soak start / soak peak / soak end (${f.soakSeconds} s soak) | ${f.rss.atStart} / ${f.rss.start} / ${f.rss.peak} / ${f.rss.end} MiB |`,
+    `| RSS bound checked (soak end − soak start) | ≤ ${f.rssGrowthBoundMiB} MiB; measured ${Math.round((f.rss.end - f.rss.start) * 10) / 10} MiB |`,
     '',
     '| Answer | Count |',
     '|---|---|',

@@ -12,6 +12,8 @@ import { mixedTraffic, Tally } from './traffic.ts';
 
 const soakSeconds = process.argv.includes('--soak') ? 300 : 60;
 const MAX_CONCURRENT_JOBS = 2;
+/** Memory must be flat under steady traffic: RSS at the end of the soak may exceed its start by at most this. */
+const RSS_GROWTH_BOUND_MIB = 150;
 const started = Date.now();
 const baseDir = mkdtempSync(join(tmpdir(), 'imgpipe-stress-'));
 const dataDir = join(baseDir, 'data');
@@ -58,7 +60,10 @@ const rss = await soak(server);
 phases.push({
   name: 'soak',
   summary: `${soakSeconds} s, 6 clients; RSS start ${rss.start} MiB, peak ${rss.peak} MiB, end ${rss.end} MiB`,
-  problems: [],
+  problems:
+    rss.end - rss.start > RSS_GROWTH_BOUND_MIB
+      ? [`RSS grew by ${Math.round(rss.end - rss.start)} MiB during the soak (bound ${RSS_GROWTH_BOUND_MIB})`]
+      : [],
 });
 log(phases.at(-1)?.summary ?? '');
 leaked = Math.max(leaked, await leakedSlots(server.url, MAX_CONCURRENT_JOBS, tally));
@@ -84,6 +89,7 @@ const figures: StressFigures = {
   crashes: ServerProcess.crashes,
   leakedSlots: leaked,
   rss: { atStart: rssAtStart, ...rss },
+  rssGrowthBoundMiB: RSS_GROWTH_BOUND_MIB,
   usage: { stored: kill.used, answered200: tally.ok - full.tally.ok, integrity: finalStore.integrity },
   phases,
 };
