@@ -71,6 +71,7 @@ const envSchema = z.object({
   STRIPE_PRICE_SCALE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  REQUEST_TIMEOUT_MS: positiveInt.default(120_000),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -115,6 +116,8 @@ export interface Config {
     | undefined;
   logLevel: string;
   shutdownTimeoutMs: number;
+  /** Longest a client may take to send a whole request (headers and body) before a 408. */
+  requestTimeoutMs: number;
   isProduction: boolean;
 }
 
@@ -178,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : undefined,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     isProduction: e.NODE_ENV === 'production',
   };
 }

@@ -1,6 +1,7 @@
 // owns: running the server process: config → context → server → listen, dev key, and graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { seedDevKey } from './accounts/dev-key.ts';
+import { refundAbandonedReservations } from './accounts/quota.ts';
 import type { Config } from './config.ts';
 import { createContext, createLogger, type AppContext } from './context.ts';
 import { buildServer } from './http/server.ts';
@@ -16,6 +17,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config);
   const ctx = await createContext(config, log);
   await seedDevKey(ctx);
+  await refundUnitsOfDeadRequests(ctx);
   const app = await buildServer(ctx);
   const url = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | undefined;
@@ -27,6 +29,23 @@ export async function startServer(config: Config): Promise<RunningServer> {
     return closing;
   };
   return { app, ctx, url, close };
+}
+
+/**
+ * Units reserved by requests of a process that was killed (SIGKILL, OOM, power loss) are refunded at start.
+ * SQLite has one serving process, so every reservation found at start is abandoned. PostgreSQL is shared by
+ * several instances: only reservations older than the longest a request can live are.
+ */
+async function refundUnitsOfDeadRequests(ctx: AppContext): Promise<void> {
+  const { config } = ctx;
+  const longestRequestMs =
+    config.requestTimeoutMs +
+    config.fetchTimeoutMs * (config.maxRedirects + 1) +
+    config.processTimeoutMs +
+    60_000;
+  const before = new Date(Date.now() - (ctx.store.dialect === 'sqlite' ? 0 : longestRequestMs));
+  const refunded = await refundAbandonedReservations(ctx.store.db, before);
+  if (refunded > 0) ctx.log.warn({ refunded }, 'refunded quota units of requests cut short by a restart');
 }
 
 /** After the shutdown deadline cut what was left, how long closing the store may still take. */

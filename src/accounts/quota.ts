@@ -1,8 +1,15 @@
 // owns: quota arithmetic (UTC calendar months, remaining units) and the reserve/refund calls around a request.
 import type { Config, Tier } from '../config.ts';
 import { apiError } from '../errors.ts';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/schema.ts';
-import { incrementUsageBelowLimit, decrementUsage } from '../store/usage.ts';
+import {
+  incrementUsageBelowLimit,
+  decrementUsage,
+  deleteReservation,
+  findReservationsCreatedBefore,
+  insertReservation,
+} from '../store/usage.ts';
 
 /** `YYYY-MM` of the UTC calendar month containing `at`. */
 export function usageMonth(at: Date): string {
@@ -22,7 +29,33 @@ export function remainingUnits(limit: number, used: number): number {
   return Math.max(0, limit - used);
 }
 
+/**
+ * db.transaction() whose errors say what happened. A failure outside `work` (BEGIN, or COMMIT on a full disk,
+ * after which SQLite has already rolled back so Kysely's ROLLBACK fails with "no transaction is active") is
+ * the store failing: store_unavailable, not a 500.
+ */
+async function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  let workError: unknown;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      try {
+        return await work(trx);
+      } catch (err) {
+        workError = err;
+        throw err;
+      }
+    });
+  } catch (err) {
+    throw (
+      workError ??
+      apiError('store_unavailable', 'The store cannot be written right now; retry later', { cause: err })
+    );
+  }
+}
+
 export interface QuotaReservation {
+  /** Row in quota_reservations while the request is in flight. */
+  id: string;
   accountId: string;
   month: string;
   limit: number;
@@ -42,7 +75,23 @@ export async function reserveQuotaUnit(
   now = new Date(),
 ): Promise<QuotaReservation> {
   const month = usageMonth(now);
-  const used = limit > 0 ? await incrementUsageBelowLimit(db, account.id, month, limit) : undefined;
+  const id = randomUUID();
+  // The unit and its reservation row are written together, so a crash never leaves one without the other.
+  const used =
+    limit > 0
+      ? await inTransaction(db, async (trx) => {
+          const count = await incrementUsageBelowLimit(trx, account.id, month, limit);
+          if (count !== undefined) {
+            await insertReservation(trx, {
+              id,
+              account_id: account.id,
+              month,
+              created_at: now.toISOString(),
+            });
+          }
+          return count;
+        })
+      : undefined;
   if (used === undefined) {
     throw apiError(
       'quota_exceeded',
@@ -53,9 +102,34 @@ export async function reserveQuotaUnit(
       },
     );
   }
-  return { accountId: account.id, month, limit, used };
+  return { id, accountId: account.id, month, limit, used };
 }
 
-export async function refundQuotaUnit(db: Db, reservation: QuotaReservation): Promise<void> {
-  await decrementUsage(db, reservation.accountId, reservation.month);
+/** The 200 was delivered: the unit stays counted and the reservation row goes. */
+export async function confirmQuotaUnit(db: Db, reservation: QuotaReservation): Promise<void> {
+  await deleteReservation(db, reservation.id);
+}
+
+/** Gives the unit back, once: only a reservation row still present is refunded. */
+export async function refundQuotaUnit(
+  db: Db,
+  reservation: Pick<QuotaReservation, 'id' | 'accountId' | 'month'>,
+) {
+  await inTransaction(db, async (trx) => {
+    if (await deleteReservation(trx, reservation.id)) {
+      await decrementUsage(trx, reservation.accountId, reservation.month);
+    }
+  });
+}
+
+/**
+ * Refunds the units of requests that can no longer be running (their process was killed): reservations
+ * created before `before`. Returns how many were refunded.
+ */
+export async function refundAbandonedReservations(db: Db, before: Date): Promise<number> {
+  const rows = await findReservationsCreatedBefore(db, before.toISOString());
+  for (const row of rows) {
+    await refundQuotaUnit(db, { id: row.id, accountId: row.account_id, month: row.month });
+  }
+  return rows.length;
 }

@@ -28,7 +28,12 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   if (fe.validation)
     return apiError(badBodyCode, `Request ${fe.validationContext ?? 'body'} ${fe.message ?? ''}`);
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new ApiError(413, badBodyCode, 'The request body is larger than this endpoint accepts');
+    // The status follows ERROR_CODES like every other error (a 413 is image_too_large, which this is not:
+    // only url and operations travel in a JSON body).
+    return apiError(
+      badBodyCode,
+      `The request body is larger than the ${request.routeOptions.bodyLimit ?? 0} bytes this endpoint accepts`,
+    );
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return apiError(
@@ -40,7 +45,20 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
     // Fastify's own client errors: empty or invalid JSON, bad content length, aborted bodies.
     return apiError(badBodyCode, fe.message ?? 'The request could not be read');
   }
+  if (isSqliteUnavailable(err)) {
+    return apiError('store_unavailable', 'The store cannot be written right now; retry later', {
+      cause: err,
+    });
+  }
   return apiError('internal_error', 'Internal server error', { cause: err });
+}
+
+/** SQLite result codes that mean the store itself cannot serve (disk full, I/O error, locked too long). */
+const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|NOMEM|CORRUPT|NOTADB)/;
+
+function isSqliteUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code);
 }
 
 export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {

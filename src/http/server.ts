@@ -38,7 +38,7 @@ export async function buildServer(
   ctx: AppContext,
   options: BuildServerOptions = {},
 ): Promise<FastifyInstance> {
-  const timeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
+  const timeouts = { ...SERVER_TIMEOUTS, requestTimeoutMs: ctx.config.requestTimeoutMs, ...options.timeouts };
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     // One line per request is written by the onResponse hook below instead of Fastify's two.
@@ -50,7 +50,8 @@ export async function buildServer(
     requestTimeout: timeouts.requestTimeoutMs,
     keepAliveTimeout: timeouts.keepAliveTimeoutMs,
     http: {
-      headersTimeout: timeouts.headersTimeoutMs,
+      // Node enforces requestTimeout only while headersTimeout is not larger than it.
+      headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs),
       connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
     },
     // On close: stop accepting, close idle keep-alive sockets at once, let requests in flight finish.

@@ -60,11 +60,26 @@ export type Operations = z.infer<ReturnType<typeof operationsSchema>>;
 function describeIssue(issue: z.core.$ZodIssue): string {
   const path = ['operations', ...issue.path.map(String)].join('.');
   if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.map((k) => `"${k}"`).join(', ');
+    // Keys are client text: at most 3 are echoed, each cut to 40 characters, so the message stays short.
+    const keys = issue.keys
+      .slice(0, 3)
+      .map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k))
+      .join(', ');
     return `${path} has unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
   }
-  const got = 'input' in issue && issue.input !== undefined ? ` (got ${JSON.stringify(issue.input)})` : '';
-  return `${path} ${issue.message}${got.length > 80 ? '' : got}`;
+  return `${path} ${issue.message}${'input' in issue ? describeInput(issue.input) : ''}`;
+}
+
+/**
+ * A short echo of a bad value. Only primitives are rendered: JSON.stringify of a deeply nested array (which
+ * JSON.parse accepts) overflows the stack, and a huge string must not be copied into the message.
+ */
+function describeInput(input: unknown): string {
+  if (Array.isArray(input)) return ' (got an array)';
+  if (typeof input === 'object' && input !== null) return ' (got an object)';
+  if (typeof input === 'string' && input.length > 60) return ' (got a long string)';
+  if (input === undefined || typeof input === 'function' || typeof input === 'symbol') return '';
+  return ` (got ${typeof input === 'bigint' ? String(input) : JSON.stringify(input)})`;
 }
 
 /** Validates an already-decoded value; throws invalid_operations naming the first bad field. */

@@ -31,6 +31,14 @@ export interface UsageTable {
   used: Generated<number>;
 }
 
+/** A quota unit held by a request in flight: deleted when the unit is counted (200 delivered) or refunded. */
+export interface QuotaReservationTable {
+  id: string;
+  account_id: string;
+  month: string;
+  created_at: string;
+}
+
 export interface MagicTokenTable {
   token_hash: string;
   purpose: string;
@@ -106,6 +114,7 @@ export interface Database {
   local_checkout_sessions: LocalCheckoutSessionTable;
   local_subscriptions: LocalSubscriptionTable;
   local_portal_sessions: LocalPortalSessionTable;
+  quota_reservations: QuotaReservationTable;
 }
 
 export type Db = Kysely<Database>;

@@ -41,3 +41,24 @@ export async function findUsage(db: Db, accountId: string, month: string): Promi
     .executeTakeFirst();
   return row?.used ?? 0;
 }
+
+export interface ReservationRow {
+  id: string;
+  account_id: string;
+  month: string;
+  created_at: string;
+}
+
+export async function insertReservation(db: Db, row: ReservationRow): Promise<void> {
+  await db.insertInto('quota_reservations').values(row).execute();
+}
+
+/** Deletes the reservation; true when it was still there (so the caller settles it exactly once). */
+export async function deleteReservation(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('quota_reservations').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function findReservationsCreatedBefore(db: Db, before: string): Promise<ReservationRow[]> {
+  return db.selectFrom('quota_reservations').selectAll().where('created_at', '<', before).execute();
+}

@@ -27,6 +27,7 @@ test('config: defaults are those of operator-contract §3', () => {
   assert.equal(c.mailFrom, 'imgpipe <no-reply@localhost>');
   assert.equal(c.stripe, undefined);
   assert.equal(c.logLevel, 'info');
+  assert.equal(c.requestTimeoutMs, 120_000);
 });
 
 const invalid: [string, string][] = [
@@ -43,6 +44,7 @@ const invalid: [string, string][] = [
   ['DATABASE_URL', 'mysql://x'],
   ['LOG_LEVEL', 'loud'],
   ['SMTP_URL', 'http://mail'],
+  ['REQUEST_TIMEOUT_MS', '0'],
 ];
 
 for (const [name, value] of invalid) {

@@ -1,6 +1,12 @@
 // POST /v1/image: auth → reserve a quota unit → read input → take a job slot → process → headers.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { quotaLimitForTier, remainingUnits, reserveQuotaUnit } from '../../accounts/quota.ts';
+import {
+  confirmQuotaUnit,
+  quotaLimitForTier,
+  type QuotaReservation,
+  remainingUnits,
+  reserveQuotaUnit,
+} from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
@@ -11,13 +17,17 @@ import { readImageRequest } from '../image-request.ts';
 
 export const RETRY_AFTER_SECONDS = 2;
 
-/** Refunds the reserved unit exactly once: on an error, or when the 200 never reached the client. */
-function guardReservation(ctx: AppContext, reply: FastifyReply, refund: () => Promise<void>) {
-  let refunded = false;
-  const refundOnce = async () => {
-    if (refunded) return;
-    refunded = true;
-    await refund();
+/**
+ * Settles the reserved unit exactly once: counted when a 200 was delivered, refunded on an error or when the
+ * 200 never reached the client. A unit held by a killed process is refunded at the next start (src/main.ts).
+ */
+function guardReservation(ctx: AppContext, reply: FastifyReply, reservation: QuotaReservation) {
+  let settled = false;
+  const settle = async (count: boolean) => {
+    if (settled) return;
+    settled = true;
+    // Refunds go through ctx.refunds, which keeps and retries them while the store is unavailable.
+    await (count ? confirmQuotaUnit(ctx.store.db, reservation) : ctx.refunds.refund(reservation));
   };
   // 'finish' means the whole response was handed to the socket; 'close' without it means the client left.
   let delivered = false;
@@ -25,11 +35,11 @@ function guardReservation(ctx: AppContext, reply: FastifyReply, refund: () => Pr
     delivered = true;
   });
   reply.raw.once('close', () => {
-    if (!delivered || reply.statusCode !== 200) {
-      refundOnce().catch((err: unknown) => ctx.log.error({ err }, 'quota refund failed'));
-    }
+    settle(delivered && reply.statusCode === 200).catch((err: unknown) =>
+      ctx.log.error({ err }, 'settling the quota unit failed'),
+    );
   });
-  return refundOnce;
+  return () => settle(false);
 }
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
@@ -53,7 +63,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         limit,
         upgradeUrl,
       );
-      const refundOnce = guardReservation(ctx, reply, () => ctx.refunds.refund(reservation));
+      const refundOnce = guardReservation(ctx, reply, reservation);
       try {
         const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
         const input =

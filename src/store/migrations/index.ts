@@ -2,10 +2,12 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m001 from './001-init.ts';
 import * as m002 from './002-billing.ts';
+import * as m003 from './003-quota-reservations.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
   '002-billing': m002,
+  '003-quota-reservations': m003,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */
