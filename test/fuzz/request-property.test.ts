@@ -198,7 +198,7 @@ test('JSON bodies: duplicate keys, prototype keys, deep nesting and non-objects 
     ],
     [`${'['.repeat(400_000)}${']'.repeat(400_000)}`, 'bad_upload'],
     ['{"url":12,"operations":{}}', 'bad_url'],
-    ['{"url":"","operations":{}}', 'no_image'],
+    ['{"url":"","operations":{}}', 'bad_url'],
     ['"just a string"', 'bad_upload'],
     ['1e308', 'bad_upload'],
     ['null', 'no_image'],

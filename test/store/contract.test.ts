@@ -24,7 +24,14 @@ import {
   revokeKeyByHash,
 } from '../../src/store/keys.ts';
 import type { Db } from '../../src/store/schema.ts';
-import { decrementUsage, findUsage, incrementUsageBelowLimit } from '../../src/store/usage.ts';
+import {
+  decrementUsage,
+  deleteReservation,
+  findReservationsCreatedBefore,
+  findUsage,
+  incrementUsageBelowLimit,
+  insertReservation,
+} from '../../src/store/usage.ts';
 import { migrateStore } from '../../src/store/db.ts';
 import { describeStoreContract, race, RACERS } from '../helpers/store-contract.ts';
 
@@ -196,5 +203,22 @@ describeStoreContract('accounts, keys, usage', (stores) => {
     assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-04', 1), 1);
     assert.equal(await incrementUsageBelowLimit(b.db, account.id, '2030-03', 1), undefined);
     assert.equal(await findUsage(a.db, account.id, '2030-05'), 0);
+  });
+
+  test('quota reservations: a row per unit in flight, deleted exactly once, found by age', async () => {
+    const { a, b } = stores;
+    const account = await newAccount();
+    const row = {
+      id: randomUUID(),
+      account_id: account.id,
+      month: '2030-07',
+      created_at: '2030-07-01T00:00:00.000Z',
+    };
+    await insertReservation(a.db, row);
+    const found = await findReservationsCreatedBefore(b.db, '2030-07-01T00:00:01.000Z');
+    assert.ok(found.some((r) => r.id === row.id));
+    assert.ok(!(await findReservationsCreatedBefore(b.db, row.created_at)).some((r) => r.id === row.id));
+    const deleted = await Promise.all([deleteReservation(a.db, row.id), deleteReservation(b.db, row.id)]);
+    assert.deepEqual(deleted.sort(), [false, true]);
   });
 });
