@@ -82,21 +82,27 @@ export async function startService(
   const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-data-'));
   const port = await freePort();
   const apiKey = randomDevKey();
-  const child = spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      DEV_KEY: apiKey,
-      LOG_LEVEL: 'warn',
-      QUOTA_FREE: '1000000000',
-      ...env,
+  // The same node flags as `npm start` (see bin/imgpipe.js for why).
+  const serveFlags = ['--initial-old-space-size=128'];
+  const child = spawn(
+    process.execPath,
+    [...serveFlags, ...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        DEV_KEY: apiKey,
+        LOG_LEVEL: 'warn',
+        QUOTA_FREE: '1000000000',
+        ...env,
+      },
+      stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'pipe'],
     },
-    stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'pipe'],
-  });
+  );
   let stderrText = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderrText = (stderrText + chunk.toString()).slice(-4000);
