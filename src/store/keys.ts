@@ -43,15 +43,24 @@ export async function insertApiKey(db: Db, accountId: string, keyHash: string): 
     .execute();
 }
 
-/** Revokes the account's active key, if any; returns whether one was revoked. */
-export async function revokeActiveKey(db: Db, accountId: string): Promise<boolean> {
+/** Revokes the active key(s) matching `column = value`; returns whether one was revoked. */
+async function revokeActiveKeysWhere(
+  db: Db,
+  column: 'account_id' | 'key_hash',
+  value: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('api_keys')
     .set({ revoked_at: new Date().toISOString() })
-    .where('account_id', '=', accountId)
+    .where(column, '=', value)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** Revokes the account's active key, if any; returns whether one was revoked. */
+export function revokeActiveKey(db: Db, accountId: string): Promise<boolean> {
+  return revokeActiveKeysWhere(db, 'account_id', accountId);
 }
 
 export async function findKeyByHash(db: Db, keyHash: string) {
@@ -59,14 +68,8 @@ export async function findKeyByHash(db: Db, keyHash: string) {
 }
 
 /** Revokes one active key by its hash; false when it was already revoked (or unknown). */
-export async function revokeKeyByHash(db: Db, keyHash: string): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: new Date().toISOString() })
-    .where('key_hash', '=', keyHash)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+export function revokeKeyByHash(db: Db, keyHash: string): Promise<boolean> {
+  return revokeActiveKeysWhere(db, 'key_hash', keyHash);
 }
 
 /**
