@@ -75,12 +75,20 @@ function textField(part: Multipart & { type: 'field' }, limit: number): string {
   return String(part.value);
 }
 
+function operationsFromFile(bytes: Buffer): string {
+  if (bytes.length > MAX_OPERATIONS_BYTES) {
+    throw apiError('invalid_operations', `The operations field is longer than ${MAX_OPERATIONS_BYTES} bytes`);
+  }
+  return bytes.toString('utf8');
+}
+
 async function readMultipart(request: FastifyRequest, maxUploadBytes: number): Promise<RawParts> {
   const raw: RawParts = {};
   const parts = request.parts({
     limits: {
       fileSize: maxUploadBytes,
-      files: 1,
+      // The image, plus operations when a client sends it as a Blob.
+      files: 2,
       fields: 8,
       parts: 10,
       fieldSize: MAX_OPERATIONS_BYTES,
@@ -93,10 +101,14 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
   } as Parameters<FastifyRequest['parts']>[0]);
   try {
     for await (const part of parts) {
-      if (part.type === 'file') {
+      if (part.type === 'file' && part.fieldname === 'operations') {
+        // Browsers send FormData Blobs as file parts (filename "blob"): accept operations that way too.
+        raw.operations = operationsFromFile(await readUpload(part.file, request.raw, maxUploadBytes));
+      } else if (part.type === 'file') {
         if (part.fieldname !== 'image') {
           throw apiError('bad_upload', `Unexpected file part "${part.fieldname}"; send the file as "image"`);
         }
+        if (raw.image !== undefined) throw apiError('bad_upload', 'Send one image per request');
         raw.image = await readUpload(part.file, request.raw, maxUploadBytes);
       } else if (part.fieldname === 'operations') {
         raw.operations = textField(part, MAX_OPERATIONS_BYTES);

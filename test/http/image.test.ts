@@ -307,3 +307,19 @@ test('unknown endpoints answer a JSON 404', async (t) => {
   const app = await buildTestApp(t);
   assertError(await app.app.inject({ method: 'GET', url: '/v2/nothing' }), 404, 'not_found');
 });
+
+test('operations sent as a file part (a browser FormData Blob) are read like the text field', async (t) => {
+  const app = await buildTestApp(t);
+  const form = multipartBody([
+    { name: 'image', value: corpus('hopper.jpg'), filename: 'h.jpg', contentType: 'image/jpeg' },
+    { name: 'operations', value: '{"format":"webp"}', filename: 'blob', contentType: 'application/json' },
+  ]);
+  const res = await post(app, form);
+  assert.equal(res.statusCode, 200);
+  assert.equal(res.headers['content-type'], 'image/webp');
+  const tooLong = multipartBody([
+    { name: 'operations', value: `{"format":"webp"${' '.repeat(20_000)}}`, filename: 'blob' },
+    { name: 'image', value: corpus('hopper.jpg'), filename: 'h.jpg' },
+  ]);
+  assertError(await post(app, tooLong), 400, 'invalid_operations');
+});
