@@ -27,17 +27,7 @@ async function soak(
   const samples: number[] = [server.rssMiB()];
   const end = Date.now() + soakSeconds * 1000;
   const sampler = setInterval(() => samples.push(server.rssMiB()), 1000);
-  await mixedTraffic(server.url, tally, 6, () => Date.now() > end, [
-    'valid',
-    'valid',
-    'valid',
-    'invalidOps',
-    'corrupt',
-    'bomb',
-    'noAuth',
-    'wrongType',
-    'healthz',
-  ]);
+  await mixedTraffic(server.url, tally, 6, () => Date.now() > end);
   clearInterval(sampler);
   samples.push(server.rssMiB());
   return { start: samples[0] ?? 0, peak: Math.max(...samples), end: samples.at(-1) ?? 0, samples };
