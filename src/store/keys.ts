@@ -29,18 +29,19 @@ export async function hasActiveKey(db: Db, accountId: string): Promise<boolean> 
   return row !== undefined;
 }
 
+function activeKeyRow(accountId: string, keyHash: string) {
+  return {
+    id: randomUUID(),
+    account_id: accountId,
+    key_hash: keyHash,
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+  };
+}
+
 /** Inserts an active key; throws a unique violation when the account already has one. */
 export async function insertApiKey(db: Db, accountId: string, keyHash: string): Promise<void> {
-  await db
-    .insertInto('api_keys')
-    .values({
-      id: randomUUID(),
-      account_id: accountId,
-      key_hash: keyHash,
-      created_at: new Date().toISOString(),
-      revoked_at: null,
-    })
-    .execute();
+  await db.insertInto('api_keys').values(activeKeyRow(accountId, keyHash)).execute();
 }
 
 /** Revokes the active key(s) matching `column = value`; returns whether one was revoked. */
@@ -79,13 +80,7 @@ export function revokeKeyByHash(db: Db, keyHash: string): Promise<boolean> {
 export async function insertApiKeyUnlessActive(db: Db, accountId: string, keyHash: string): Promise<boolean> {
   const inserted = await db
     .insertInto('api_keys')
-    .values({
-      id: randomUUID(),
-      account_id: accountId,
-      key_hash: keyHash,
-      created_at: new Date().toISOString(),
-      revoked_at: null,
-    })
+    .values(activeKeyRow(accountId, keyHash))
     .onConflict((oc) => oc.column('account_id').where('revoked_at', 'is', null).doNothing())
     .returning('id')
     .executeTakeFirst();

@@ -7,7 +7,14 @@ import type { Tier } from '../../src/config.ts';
 import { findAccountByEmail } from '../../src/store/accounts.ts';
 import { buildTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { imageForm } from './multipart.ts';
-import { signedEvent, startStripeStub, stripeEnv, STUB_PRICES, type StripeStub } from './stripe-stub.ts';
+import {
+  signedEvent,
+  startStripeStub,
+  stripeEnv,
+  STUB_PRICES,
+  type SignedWebhook,
+  type StripeStub,
+} from './stripe-stub.ts';
 
 export const PROVIDERS = ['stripe', 'local'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -138,4 +145,31 @@ export async function postImage(h: TestApp, key: string) {
 
 export async function tierOf(h: TestApp, email: string): Promise<string | undefined> {
   return (await findAccountByEmail(h.ctx.store.db, email))?.tier;
+}
+
+type Instance = Pick<TestApp, 'app'>;
+
+/** GET /v1/billing/session/{id}/key on one instance. */
+export function requestSessionKey(instance: Instance, sessionId: string) {
+  return instance.app.inject({ method: 'GET', url: `/v1/billing/session/${sessionId}/key` });
+}
+
+/** POSTs a signed provider event to the webhook of one instance. */
+export function deliverWebhook(instance: Instance, event: SignedWebhook) {
+  return instance.app.inject({
+    method: 'POST',
+    url: '/v1/billing/webhook',
+    headers: event.headers,
+    payload: event.payload,
+  });
+}
+
+/** A paid starter subscriber of the Stripe harness: its key, its subscription and its customer. */
+export async function stripeSubscriber(h: BillingHarness, email: string) {
+  const { sessionId } = await h.checkout('starter', email);
+  await h.pay(sessionId);
+  const key = (await requestSessionKey(h, sessionId)).json().apiKey as string;
+  const session = h.stub!.sessions.get(sessionId)!;
+  const subId = session.subscription as string;
+  return { key, subId, sub: h.stub!.subscriptions.get(subId)!, customer: session.customer };
 }

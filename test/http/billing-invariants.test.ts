@@ -3,31 +3,18 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { secondInstance, type TestApp } from '../helpers/app.ts';
-import { billingHarness, PROVIDERS, tierOf, type BillingHarness } from '../helpers/billing.ts';
+import {
+  billingHarness,
+  deliverWebhook,
+  PROVIDERS,
+  requestSessionKey,
+  stripeSubscriber,
+  tierOf,
+} from '../helpers/billing.ts';
 import { DIALECTS, skipReason } from '../helpers/store-dialects.ts';
-import { signedEvent, STUB_PRICES, type SignedWebhook } from '../helpers/stripe-stub.ts';
+import { signedEvent, STUB_PRICES } from '../helpers/stripe-stub.ts';
 
 type Instance = Pick<TestApp, 'app' | 'ctx'>;
-
-const sessionKey = (instance: Instance, sessionId: string) =>
-  instance.app.inject({ method: 'GET', url: `/v1/billing/session/${sessionId}/key` });
-
-const deliver = (instance: Instance, event: SignedWebhook) =>
-  instance.app.inject({
-    method: 'POST',
-    url: '/v1/billing/webhook',
-    headers: event.headers,
-    payload: event.payload,
-  });
-
-/** A paid starter subscriber of the Stripe harness, its key and its subscription. */
-async function subscriber(h: BillingHarness, email: string) {
-  const { sessionId } = await h.checkout('starter', email);
-  await h.pay(sessionId);
-  const key = (await sessionKey(h, sessionId)).json().apiKey as string;
-  const session = h.stub!.sessions.get(sessionId)!;
-  return { key, sub: h.stub!.subscriptions.get(session.subscription as string)!, customer: session.customer };
-}
 
 for (const dialect of DIALECTS) {
   describe(`billing invariants across instances (${dialect})`, { skip: skipReason(dialect) }, () => {
@@ -38,7 +25,7 @@ for (const dialect of DIALECTS) {
         const { sessionId } = await h.checkout('starter', 'race@example.com');
         await h.pay(sessionId);
         const answers = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => sessionKey(instances[i % 2] as Instance, sessionId)),
+          Array.from({ length: 10 }, (_, i) => requestSessionKey(instances[i % 2] as Instance, sessionId)),
         );
         assert.deepEqual(
           answers.map((r) => r.statusCode),
@@ -53,11 +40,11 @@ for (const dialect of DIALECTS) {
     test('replay: concurrent deliveries of one event on two instances apply it once', async (t) => {
       const h = await billingHarness(t, 'stripe', { dialect });
       const instances = [h, await secondInstance(t, h)];
-      const { sub } = await subscriber(h, 'replay@example.com');
+      const { sub } = await stripeSubscriber(h, 'replay@example.com');
       h.stub!.updateSubscription(sub.id, { price: STUB_PRICES.growth });
       const event = signedEvent('customer.subscription.updated', sub);
       const answers = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => deliver(instances[i % 2] as Instance, event)),
+        Array.from({ length: 8 }, (_, i) => deliverWebhook(instances[i % 2] as Instance, event)),
       );
       assert.ok(
         answers.every((r) => r.statusCode === 200),
@@ -66,7 +53,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await tierOf(h, 'replay@example.com'), 'growth');
       // Were the event applied again, it would re-read the subscription and take its new price.
       h.stub!.updateSubscription(sub.id, { price: STUB_PRICES.scale });
-      for (const instance of instances) assert.equal((await deliver(instance, event)).statusCode, 200);
+      for (const instance of instances) assert.equal((await deliverWebhook(instance, event)).statusCode, 200);
       assert.equal(await tierOf(h, 'replay@example.com'), 'growth');
       const recorded = await h.ctx.store.db.selectFrom('billing_events').select('event_id').execute();
       assert.equal(recorded.filter((r) => r.event_id === JSON.parse(event.payload).id).length, 1);
@@ -74,14 +61,14 @@ for (const dialect of DIALECTS) {
 
     test('customer e-mail changed at the provider: a checkout of the new address stays on the customer account', async (t) => {
       const h = await billingHarness(t, 'stripe', { dialect });
-      const first = await subscriber(h, 'old@example.com');
+      const first = await stripeSubscriber(h, 'old@example.com');
       const customer = h.stub!.customers.find((c) => c.id === first.customer)!;
       customer.email = 'new@example.com';
       // The checkout of the new address reuses that provider customer, already linked to old@example.com.
       const { sessionId } = await h.checkout('growth', 'new@example.com');
       assert.equal(h.stub!.sessions.get(sessionId)!.customer, first.customer);
       await h.pay(sessionId);
-      const res = await sessionKey(h, sessionId);
+      const res = await requestSessionKey(h, sessionId);
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().apiKey, null, 'the customer account already has an active key');
       assert.equal(res.json().email, 'old@example.com');

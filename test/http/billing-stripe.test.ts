@@ -4,33 +4,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   billingHarness,
+  deliverWebhook,
+  stripeSubscriber,
   postImage,
   PUBLIC_BASE_URL,
   tierOf,
-  type BillingHarness,
 } from '../helpers/billing.ts';
-import { signedEvent, STUB_PRICES, type SignedWebhook } from '../helpers/stripe-stub.ts';
+import { signedEvent, STUB_PRICES } from '../helpers/stripe-stub.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
-
-function post(h: BillingHarness, event: SignedWebhook) {
-  return h.app.inject({
-    method: 'POST',
-    url: '/v1/billing/webhook',
-    headers: event.headers,
-    payload: event.payload,
-  });
-}
-
-/** A paid starter subscriber (webhooks delivered) and its key. */
-async function subscriber(h: BillingHarness, email: string) {
-  const { sessionId } = await h.checkout('starter', email);
-  await h.pay(sessionId);
-  const key = (await h.app.inject({ method: 'GET', url: `/v1/billing/session/${sessionId}/key` })).json()
-    .apiKey;
-  const subId = h.stub!.sessions.get(sessionId)!.subscription as string;
-  return { key: key as string, subId, sub: h.stub!.subscriptions.get(subId)! };
-}
 
 test('checkout: subscription mode, the tier price, the e-mail customer and the session success URL', async (t) => {
   const h = await billingHarness(t, 'stripe');
@@ -67,8 +49,11 @@ test('paid session before the webhook arrives: the key call provisions the accou
   // The late events then change nothing, and the key is not issued again.
   const session = h.stub!.sessions.get(sessionId)!;
   const subscription = h.stub!.subscriptions.get(session.subscription as string)!;
-  assert.equal((await post(h, signedEvent('checkout.session.completed', session))).statusCode, 200);
-  assert.equal((await post(h, signedEvent('customer.subscription.created', subscription))).statusCode, 200);
+  assert.equal((await deliverWebhook(h, signedEvent('checkout.session.completed', session))).statusCode, 200);
+  assert.equal(
+    (await deliverWebhook(h, signedEvent('customer.subscription.created', subscription))).statusCode,
+    200,
+  );
   assert.equal(await tierOf(h, 'early@example.com'), 'scale');
   const again = await h.app.inject({ method: 'GET', url: `/v1/billing/session/${sessionId}/key` });
   assert.equal(again.json().apiKey, null);
@@ -76,17 +61,20 @@ test('paid session before the webhook arrives: the key call provisions the accou
 
 test('webhook: a valid event answers 200 {"received":true}', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const { sub } = await subscriber(h, 'ok@example.com');
-  const res = await post(h, signedEvent('customer.subscription.updated', sub));
+  const { sub } = await stripeSubscriber(h, 'ok@example.com');
+  const res = await deliverWebhook(h, signedEvent('customer.subscription.updated', sub));
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), { received: true });
 });
 
 test('invalid_signature: a body signed with another secret is 400', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const { sub } = await subscriber(h, 'badsig@example.com');
+  const { sub } = await stripeSubscriber(h, 'badsig@example.com');
   h.stub!.updateSubscription(sub.id, { status: 'canceled' });
-  const res = await post(h, signedEvent('customer.subscription.deleted', sub, { secret: 'whsec_wrong' }));
+  const res = await deliverWebhook(
+    h,
+    signedEvent('customer.subscription.deleted', sub, { secret: 'whsec_wrong' }),
+  );
   assert.equal(res.statusCode, 400);
   assert.equal(res.json().error.code, 'invalid_signature');
   assert.equal(await tierOf(h, 'badsig@example.com'), 'starter');
@@ -106,10 +94,13 @@ test('invalid_signature: a missing header or a body changed after signing is 400
     payload: event.payload,
   });
   assert.equal(noHeader.json().error.code, 'invalid_signature');
-  const tampered = await post(h, { ...event, payload: event.payload.replace('canceled', 'active') });
+  const tampered = await deliverWebhook(h, {
+    ...event,
+    payload: event.payload.replace('canceled', 'active'),
+  });
   assert.equal(tampered.statusCode, 400);
   assert.equal(tampered.json().error.code, 'invalid_signature');
-  const reformatted = await post(h, {
+  const reformatted = await deliverWebhook(h, {
     ...event,
     payload: JSON.stringify(JSON.parse(event.payload), null, 2),
   });
@@ -118,36 +109,43 @@ test('invalid_signature: a missing header or a body changed after signing is 400
 
 test('stale timestamp: a signature older than 300 s is 400 invalid_signature', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const { sub } = await subscriber(h, 'stale@example.com');
+  const { sub } = await stripeSubscriber(h, 'stale@example.com');
   h.stub!.updateSubscription(sub.id, { status: 'canceled' });
-  const res = await post(h, signedEvent('customer.subscription.deleted', sub, { timestamp: now() - 301 }));
+  const res = await deliverWebhook(
+    h,
+    signedEvent('customer.subscription.deleted', sub, { timestamp: now() - 301 }),
+  );
   assert.equal(res.statusCode, 400);
   assert.equal(res.json().error.code, 'invalid_signature');
   assert.equal(await tierOf(h, 'stale@example.com'), 'starter');
-  const fresh = await post(h, signedEvent('customer.subscription.deleted', sub, { timestamp: now() - 200 }));
+  const fresh = await deliverWebhook(
+    h,
+    signedEvent('customer.subscription.deleted', sub, { timestamp: now() - 200 }),
+  );
   assert.equal(fresh.statusCode, 200);
 });
 
 test('replay: the same event id applied twice changes nothing the second time', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const { sub } = await subscriber(h, 'replay@example.com');
+  const { sub } = await stripeSubscriber(h, 'replay@example.com');
   h.stub!.updateSubscription(sub.id, { price: STUB_PRICES.growth });
   const event = signedEvent('customer.subscription.updated', sub, { id: 'evt_replayed_once' });
-  assert.equal((await post(h, event)).statusCode, 200);
+  assert.equal((await deliverWebhook(h, event)).statusCode, 200);
   assert.equal(await tierOf(h, 'replay@example.com'), 'growth');
   // The subscription moves on, but a redelivery of the already-applied event must not re-apply anything.
   h.stub!.updateSubscription(sub.id, { price: STUB_PRICES.scale });
-  const replay = await post(h, event);
+  const replay = await deliverWebhook(h, event);
   assert.equal(replay.statusCode, 200);
   assert.equal(await tierOf(h, 'replay@example.com'), 'growth');
 });
 
 test('out-of-order: an older event arriving after a newer one never overwrites the newer state', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const { sub } = await subscriber(h, 'order@example.com');
+  const { sub } = await stripeSubscriber(h, 'order@example.com');
   const newer = structuredClone(h.stub!.updateSubscription(sub.id, { price: STUB_PRICES.scale }));
   assert.equal(
-    (await post(h, signedEvent('customer.subscription.updated', newer, { created: now() + 60 }))).statusCode,
+    (await deliverWebhook(h, signedEvent('customer.subscription.updated', newer, { created: now() + 60 })))
+      .statusCode,
     200,
   );
   assert.equal(await tierOf(h, 'order@example.com'), 'scale');
@@ -156,16 +154,19 @@ test('out-of-order: an older event arriving after a newer one never overwrites t
     items: { object: 'list', data: [{ id: 'si_old', price: { id: STUB_PRICES.growth } }] },
   };
   h.stub!.updateSubscription(sub.id, { price: STUB_PRICES.growth });
-  const late = await post(h, signedEvent('customer.subscription.updated', older, { created: now() - 60 }));
+  const late = await deliverWebhook(
+    h,
+    signedEvent('customer.subscription.updated', older, { created: now() - 60 }),
+  );
   assert.equal(late.statusCode, 200);
   assert.equal(await tierOf(h, 'order@example.com'), 'scale');
 });
 
 test('deletion: customer.subscription.deleted returns the account to free', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const { key, sub } = await subscriber(h, 'deleted@example.com');
+  const { key, sub } = await stripeSubscriber(h, 'deleted@example.com');
   h.stub!.updateSubscription(sub.id, { status: 'canceled' });
-  assert.equal((await post(h, signedEvent('customer.subscription.deleted', sub))).statusCode, 200);
+  assert.equal((await deliverWebhook(h, signedEvent('customer.subscription.deleted', sub))).statusCode, 200);
   assert.equal(await tierOf(h, 'deleted@example.com'), 'free');
   assert.equal((await postImage(h, key)).headers['x-service-quota-limit'], '1000');
 });
@@ -173,19 +174,22 @@ test('deletion: customer.subscription.deleted returns the account to free', asyn
 for (const status of ['canceled', 'unpaid', 'incomplete_expired']) {
   test(`status ${status}: a subscription update to ${status} sets free`, async (t) => {
     const h = await billingHarness(t, 'stripe');
-    const { sub } = await subscriber(h, `${status}@example.com`);
+    const { sub } = await stripeSubscriber(h, `${status}@example.com`);
     h.stub!.updateSubscription(sub.id, { status });
-    assert.equal((await post(h, signedEvent('customer.subscription.updated', sub))).statusCode, 200);
+    assert.equal(
+      (await deliverWebhook(h, signedEvent('customer.subscription.updated', sub))).statusCode,
+      200,
+    );
     assert.equal(await tierOf(h, `${status}@example.com`), 'free');
   });
 }
 
 test('price change: the tier comes from the new price and the next POST /v1/image shows the new quota', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const { key, sub } = await subscriber(h, 'price@example.com');
+  const { key, sub } = await stripeSubscriber(h, 'price@example.com');
   assert.equal((await postImage(h, key)).headers['x-service-quota-limit'], '5000');
   h.stub!.updateSubscription(sub.id, { price: STUB_PRICES.growth });
-  assert.equal((await post(h, signedEvent('customer.subscription.updated', sub))).statusCode, 200);
+  assert.equal((await deliverWebhook(h, signedEvent('customer.subscription.updated', sub))).statusCode, 200);
   const image = await postImage(h, key);
   assert.equal(image.statusCode, 200);
   assert.equal(image.headers['x-service-quota-limit'], '25000');
@@ -193,18 +197,21 @@ test('price change: the tier comes from the new price and the next POST /v1/imag
 
 test('unknown event types: 200 and ignored', async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const res = await post(h, signedEvent('invoice.paid', { id: 'in_1', customer: 'cus_1' }));
+  const res = await deliverWebhook(h, signedEvent('invoice.paid', { id: 'in_1', customer: 'cus_1' }));
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), { received: true });
 });
 
 test("an old subscription ending does not cancel the account's current one", async (t) => {
   const h = await billingHarness(t, 'stripe');
-  const first = await subscriber(h, 'two@example.com');
+  const first = await stripeSubscriber(h, 'two@example.com');
   const { sessionId } = await h.checkout('growth', 'two@example.com');
   await h.pay(sessionId);
   assert.equal(await tierOf(h, 'two@example.com'), 'growth');
   h.stub!.updateSubscription(first.subId, { status: 'canceled' });
-  assert.equal((await post(h, signedEvent('customer.subscription.deleted', first.sub))).statusCode, 200);
+  assert.equal(
+    (await deliverWebhook(h, signedEvent('customer.subscription.deleted', first.sub))).statusCode,
+    200,
+  );
   assert.equal(await tierOf(h, 'two@example.com'), 'growth');
 });
