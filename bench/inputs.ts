@@ -99,11 +99,11 @@ export async function loadBaseImage(forceSynthetic: boolean): Promise<BaseImage>
   };
 }
 
-/** The base cropped and scaled to width x height, as a camera-like JPEG (q90, 4:2:0). */
-export async function jpegOfSize(base: Buffer, width: number, height: number): Promise<Buffer> {
+/** The base cropped and scaled to width x height, as a camera-like JPEG (q90 unless told, 4:2:0). */
+export async function jpegOfSize(base: Buffer, width: number, height: number, quality = 90): Promise<Buffer> {
   return sharp(base, { limitInputPixels: false })
     .resize(width, height, { fit: 'cover' })
-    .jpeg({ quality: 90 })
+    .jpeg({ quality })
     .toBuffer();
 }
 

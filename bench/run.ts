@@ -18,7 +18,7 @@ import { measureStoreCost, storeTable } from './store-cost.ts';
 import { buildWorkloads, limitsOf } from './workloads.ts';
 
 const USAGE = `usage: npm run bench -- [options]
-  (default)            comparison table W1–W5, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
+  (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
   --only LIST          comma list of sections: main,scaling,avif,store
@@ -180,7 +180,7 @@ async function soakSection(): Promise<string> {
   const result = await runSoak(workloads, durationMs, quick ? 1_000 : 5_000);
   return [
     header(
-      `Soak: ${durationMs / 1000} s of mixed W1–W5 and invalid requests, 2 connections, MAX_CONCURRENT_JOBS=2`,
+      `Soak: ${durationMs / 1000} s of mixed W1–W6 and invalid requests, 2 connections, MAX_CONCURRENT_JOBS=2`,
     ),
     soakTables(result),
   ].join('\n');

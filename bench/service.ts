@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { threadPoolSizeFor } from '../bin/thread-pool.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -78,6 +79,7 @@ async function waitForHealth(origin: string, child: ChildProcess, stderr: () => 
 export async function startService(
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  options: { onStdout?: (chunk: Buffer) => void } = {},
 ): Promise<ServiceProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-data-'));
   const port = await freePort();
@@ -99,10 +101,20 @@ export async function startService(
         LOG_LEVEL: 'warn',
         QUOTA_FREE: '1000000000',
         ...env,
+        // The size bin/imgpipe.js would choose, given here so it does not relaunch: the measured pid is the server.
+        UV_THREADPOOL_SIZE:
+          env.UV_THREADPOOL_SIZE ??
+          String(threadPoolSizeFor({ ...process.env, ...env }) ?? process.env.UV_THREADPOOL_SIZE),
       },
-      stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'pipe'],
+      stdio: [
+        'ignore',
+        options.onStdout ? 'pipe' : process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore',
+        'pipe',
+      ],
     },
   );
+  // --trace-gc and the logs go to stdout: a profile run reads them there.
+  if (options.onStdout) child.stdout?.on('data', options.onStdout);
   let stderrText = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderrText = (stderrText + chunk.toString()).slice(-4000);

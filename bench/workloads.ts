@@ -1,4 +1,4 @@
-// The five workloads of issue 8 and the two raw sides: sharp driven by the service's own steps, and processImage.
+// The five workloads of issue 8, the small image of issue 15 (W6), and the two raw sides: sharp driven by the service's own steps, and processImage.
 import sharp from 'sharp';
 import type { Config } from '../src/config.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
@@ -44,6 +44,8 @@ export async function workload(id: string, label: string, input: Buffer, ops: Op
 export async function buildWorkloads(base: BaseImage): Promise<Workload[]> {
   const photo = await jpegOfSize(base.data, 3000, 2000);
   const png = await alphaPng(base.data);
+  // About 100 kB, as a web page's photo: fixed per-request costs weigh most here.
+  const small = await jpegOfSize(base.data, 800, 533, 75);
   const w800 = { w: 800, fit: 'inside' as const };
   return Promise.all([
     workload('W1', '3000x2000 JPEG → w=800 inside, jpeg q80, strip', photo, {
@@ -75,6 +77,17 @@ export async function buildWorkloads(base: BaseImage): Promise<Workload[]> {
       quality: 80,
       strip: true,
     }),
+    workload(
+      'W6',
+      `800x533 JPEG (${Math.round(small.length / 1000)} kB) → w=200 inside, webp q80, strip`,
+      small,
+      {
+        resize: { w: 200, fit: 'inside' },
+        format: 'webp',
+        quality: 80,
+        strip: true,
+      },
+    ),
   ]);
 }
 

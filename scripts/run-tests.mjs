@@ -15,9 +15,25 @@ function findTests(dir) {
 
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : findTests('test');
+// A stuck test fails after TEST_TIMEOUT_MS under its own name (scripts/test-timeout.mjs); a whole file gets twice
+// that as a backstop. --test-force-exit ends each file's process once its tests are done even if something (a
+// socket, a child) is left open; children the tests spawned are killed on that exit (test/helpers/spawned.ts).
+const TEST_TIMEOUT_MS = Number(process.env.TEST_TIMEOUT_MS ?? 120_000);
+process.env.TEST_TIMEOUT_MS = String(TEST_TIMEOUT_MS);
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--import',
+    './scripts/test-timeout.mjs',
+    '--test',
+    '--test-concurrency=1',
+    `--test-timeout=${TEST_TIMEOUT_MS * 2}`,
+    '--test-force-exit',
+    '--test-reporter=spec',
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -1,14 +1,12 @@
 // owns: reading the environment into one typed Config; every invalid value stops start-up naming its variable.
 import { resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const API_KEY_SHAPE = /^imgp_[0-9A-Za-z]{32,}$/;
 
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().min(0);
-const booleanFlag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => ['true', '1', 'yes'].includes(v));
 const absoluteUrl = z.url().transform((v) => v.replace(/\/+$/, ''));
 const cidrList = z.string().transform((v, ctx) => {
   const items = v
@@ -23,11 +21,35 @@ const cidrList = z.string().transform((v, ctx) => {
   return items;
 });
 
+export type TrustProxy = false | number | string[];
+
+/**
+ * TRUST_PROXY: `false` trusts no proxy; `true` one hop (the client is the rightmost X-Forwarded-For entry, the
+ * one the proxy in front appended); a number N trusts N hops; a list of CIDRs trusts proxies at those addresses.
+ * Never "trust everything": the leftmost entry is written by the client. Undefined when the value is invalid.
+ */
+export function parseTrustProxy(value: string): TrustProxy | undefined {
+  const v = value.trim().toLowerCase();
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  if (['true', 'yes', 'on'].includes(v)) return 1;
+  if (/^\d+$/.test(v)) return Number(v);
+  const items = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0) return undefined;
+  for (const item of items) {
+    if (!/^[0-9a-f:.]+(\/\d{1,3})?$/.test(item) || !ipaddr.isValid(item.split('/')[0] as string))
+      return undefined;
+  }
+  return items;
+}
+
 /** Every environment variable of operator-contract §3, with its default. */
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  PUBLIC_BASE_URL: absoluteUrl.default('http://localhost:3000'),
+  PUBLIC_BASE_URL: absoluteUrl.optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z
     .string()
@@ -52,7 +74,18 @@ const envSchema = z.object({
   MAGIC_LINK_TTL_SECONDS: positiveInt.default(1800),
   SIGNUP_RATE_LIMIT: positiveInt.default(5),
   SIGNUP_RATE_WINDOW_SECONDS: positiveInt.default(3600),
-  TRUST_PROXY: booleanFlag.default(false),
+  TRUST_PROXY: z
+    .string()
+    .transform((v, ctx) => {
+      const parsed = parseTrustProxy(v);
+      if (parsed === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be true, false, a number of hops or a list of CIDRs' });
+        return z.NEVER;
+      }
+      return parsed;
+    })
+    .default(false),
+  LOCAL_BILLING: z.enum(['on', 'off']).optional(),
   FETCH_ALLOW_CIDRS: cidrList.default([]),
   DEV_KEY: z
     .string()
@@ -82,7 +115,10 @@ export const PAID_TIERS: readonly Tier[] = ['starter', 'growth', 'scale'];
 export interface Config {
   port: number;
   host: string;
+  /** PUBLIC_BASE_URL, else `http://localhost:<port>`; with PORT=0, set to the port listened on after listen. */
   publicBaseUrl: string;
+  /** True when PUBLIC_BASE_URL is unset, so the base follows the port actually listened on. */
+  publicBaseUrlFromPort: boolean;
   dataDir: string;
   databaseUrl: string;
   databasePoolSize: number;
@@ -101,7 +137,10 @@ export interface Config {
   magicLinkTtlSeconds: number;
   signupRateLimit: number;
   signupRateWindowSeconds: number;
-  trustProxy: boolean;
+  /** Fastify's trustProxy: false, a hop count, or the proxies' CIDRs (operator contract §3). */
+  trustProxy: TrustProxy;
+  /** The built-in local payment provider (no STRIPE_SECRET_KEY; LOCAL_BILLING, off in production). */
+  localBilling: boolean;
   fetchAllowCidrs: string[];
   devKey: string | undefined;
   smtpUrl: string | undefined;
@@ -119,6 +158,11 @@ export interface Config {
   /** Longest a client may take to send a whole request (headers and body) before a 408. */
   requestTimeoutMs: number;
   isProduction: boolean;
+}
+
+/** The base URL of an instance without PUBLIC_BASE_URL: this machine, on its port. */
+export function localBaseUrl(port: number): string {
+  return `http://localhost:${port}`;
 }
 
 export class ConfigError extends Error {
@@ -143,7 +187,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: e.PORT,
     host: e.HOST,
-    publicBaseUrl: e.PUBLIC_BASE_URL,
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? localBaseUrl(e.PORT),
+    publicBaseUrlFromPort: e.PUBLIC_BASE_URL === undefined,
     dataDir,
     databaseUrl: e.DATABASE_URL ?? `sqlite:${resolve(dataDir, 'imgpipe.db')}`,
     databasePoolSize: e.DATABASE_POOL_SIZE,
@@ -163,6 +208,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupRateLimit: e.SIGNUP_RATE_LIMIT,
     signupRateWindowSeconds: e.SIGNUP_RATE_WINDOW_SECONDS,
     trustProxy: e.TRUST_PROXY,
+    localBilling:
+      !e.STRIPE_SECRET_KEY && (e.LOCAL_BILLING ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
     fetchAllowCidrs: e.FETCH_ALLOW_CIDRS,
     devKey: e.DEV_KEY,
     smtpUrl: e.SMTP_URL,

@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
+import { createIsolatedProcessor, type IsolatedProcessor } from './pipeline/isolated-processor.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
@@ -27,6 +28,8 @@ export interface AppContext {
   mailer: Mailer;
   /** The payment provider: Stripe with STRIPE_SECRET_KEY, else the local one. */
   billing: PaymentProvider;
+  /** Child processes for the jobs whose encoder ignores sharp's timeout (AVIF), killed at the deadline. */
+  isolated: IsolatedProcessor;
   /** Prometheus metrics of this instance (own Registry). */
   metrics: Metrics;
   close(): Promise<void>;
@@ -58,6 +61,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   const refunds = createQuotaRefunds(store.db, log);
   const jobs = createLimiter(config.maxConcurrentJobs);
   const fetches = createLimiter(config.maxConcurrentFetches);
+  const isolated = createIsolatedProcessor();
   return {
     config,
     log,
@@ -70,7 +74,9 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     billing: createPaymentProvider(config, store.db),
     refunds,
     metrics: createMetrics({ jobs, fetches }),
+    isolated,
     close: async () => {
+      isolated.close();
       await mailer.close();
       await refunds.close();
       await store.close();

@@ -1,10 +1,12 @@
 // owns: running the server process: config → context → server → listen, dev key, and graceful shutdown.
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { seedDevKey } from './accounts/dev-key.ts';
 import { refundAbandonedReservations } from './accounts/quota.ts';
-import type { Config } from './config.ts';
+import { localBaseUrl, type Config } from './config.ts';
 import { createContext, createLogger, type AppContext } from './context.ts';
 import { buildServer } from './http/server.ts';
+import { lockSqliteForServe, sqliteFileOf } from './serve-lock.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -13,22 +15,57 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config): Promise<RunningServer & { devKey: string | undefined }> {
   const log = createLogger(config);
-  const ctx = await createContext(config, log);
-  await seedDevKey(ctx);
-  await refundUnitsOfDeadRequests(ctx);
-  const app = await buildServer(ctx);
-  const url = await app.listen({ port: config.port, host: config.host });
+  const sqliteFile = sqliteFileOf(config.databaseUrl);
+  // Before the store is opened: a second server on the same file must not touch it (refunds at start would
+  // take the first one's reservations for abandoned).
+  const unlock = sqliteFile ? await lockSqliteForServe(sqliteFile) : () => {};
+  let ctx: AppContext | undefined;
+  let app: FastifyInstance | undefined;
+  let url: string;
+  let devKey: string | undefined;
+  try {
+    ctx = await createContext(config, log);
+    devKey = await seedDevKey(ctx);
+    await refundUnitsOfDeadRequests(ctx);
+    app = await buildServer(ctx);
+    url = await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app?.close();
+    await ctx?.close();
+    unlock();
+    throw err;
+  }
+  const started = { app, ctx };
+  const { port } = app.server.address() as AddressInfo;
+  // Links follow the port actually listened on (PORT=0 picks one) unless PUBLIC_BASE_URL says otherwise.
+  if (config.publicBaseUrlFromPort) config.publicBaseUrl = localBaseUrl(port);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await app.close();
-      await ctx.close();
+      await started.app.close();
+      await started.ctx.close();
+      unlock();
     })();
     return closing;
   };
-  return { app, ctx, url, close };
+  return { ...started, url, close, devKey };
+}
+
+/** The start-up summary for a human, on stderr so stdout stays one JSON log line per event. */
+export function startupSummary(baseUrl: string, devKey: string | undefined): string {
+  const lines = [
+    'imgpipe is running',
+    `  API         POST ${baseUrl}/v1/image`,
+    `  playground  ${baseUrl}/`,
+    `  docs        ${baseUrl}/docs`,
+    `  pricing     ${baseUrl}/pricing`,
+    devKey
+      ? `  your key    ${devKey}  (dev@localhost, free tier; shown once)`
+      : '  need a key? npx imgpipe keys create --email dev@localhost --tier free',
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 /**
@@ -59,6 +96,7 @@ const CLOSE_GRACE_MS = 2000;
 export async function serve(config: Config): Promise<void> {
   const server = await startServer(config);
   const { log } = server.ctx;
+  process.stderr.write(startupSummary(config.publicBaseUrl, server.devKey));
   let shuttingDown = false;
   const shutdown = (signal: string) => {
     if (shuttingDown) {
@@ -93,4 +131,10 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // Started by bin/imgpipe.js's relaunch (thread pool sizing): when that process dies, even by SIGKILL, this one
+  // dies the same way, so killing the pid a process manager knows never leaves a server behind.
+  if (process.channel) {
+    process.channel.unref();
+    process.once('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+  }
 }

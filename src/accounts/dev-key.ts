@@ -7,12 +7,13 @@ import { isUniqueViolation, issueFirstKey } from './key-issuer.ts';
 
 export const DEV_ACCOUNT_EMAIL = 'dev@localhost';
 
-export async function seedDevKey(ctx: AppContext): Promise<void> {
+/** Seeds the dev key; returns it when this start created it (for the start-up summary), else undefined. */
+export async function seedDevKey(ctx: AppContext): Promise<string | undefined> {
   const { db } = ctx.store;
   const { devKey } = ctx.config;
   if (devKey) {
     const hash = hashApiKey(devKey);
-    if (await findKeyByHash(db, hash)) return;
+    if (await findKeyByHash(db, hash)) return undefined;
     const account = await findOrCreateAccount(db, DEV_ACCOUNT_EMAIL, 'free');
     try {
       await db.transaction().execute(async (trx) => {
@@ -21,16 +22,17 @@ export async function seedDevKey(ctx: AppContext): Promise<void> {
       });
     } catch (err) {
       // Another instance starting at the same time seeded it first.
-      if (isUniqueViolation(err) && (await findKeyByHash(db, hash))) return;
+      if (isUniqueViolation(err) && (await findKeyByHash(db, hash))) return undefined;
       throw err;
     }
     ctx.log.info(`dev key: ${devKey} (free tier, ${DEV_ACCOUNT_EMAIL}, from DEV_KEY)`);
-    return;
+    return devKey;
   }
-  if (ctx.config.isProduction) return;
+  if (ctx.config.isProduction) return undefined;
   const anyAccount = await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
-  if (anyAccount) return;
+  if (anyAccount) return undefined;
   const account = await findOrCreateAccount(db, DEV_ACCOUNT_EMAIL, 'free');
   const key = await issueFirstKey(db, account.id);
   if (key) ctx.log.info(`dev key: ${key} (free tier, ${DEV_ACCOUNT_EMAIL}; shown once)`);
+  return key ?? undefined;
 }

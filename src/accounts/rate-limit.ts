@@ -1,15 +1,29 @@
-// Signup/recovery rate limit per client IP and the silent per-address mail cap, both fixed windows in the store.
+// Per-IP limits (signup/recovery, checkout) and the silent per-mailbox mail cap, all fixed windows in the store.
 import ipaddr from 'ipaddr.js';
 import { apiError } from '../errors.ts';
 import type { Db } from '../store/schema.ts';
 import { countAttempt, deleteOldWindows } from '../store/rate-limits.ts';
 
-/** At most this many link mails per address per MAIL_CAP_WINDOW_SECONDS; more are dropped silently. */
+/** At most this many link mails per mailbox per MAIL_CAP_WINDOW_SECONDS; more are dropped silently. */
 export const MAIL_CAP_PER_ADDRESS = 3;
 export const MAIL_CAP_WINDOW_SECONDS = 3600;
 
 const SIGNUP_BUCKET = 'signup-ip:';
+const CHECKOUT_BUCKET = 'checkout-ip:';
 const MAIL_BUCKET = 'mail-to:';
+
+/**
+ * The inbox an address delivers to, for the mail cap (operator contract §8): lower-cased, with any `+tag`
+ * removed from the local part, so `Ann+1@Example.com` and `ann+2@example.com` share `ann@example.com`'s cap.
+ */
+export function mailboxOf(email: string): string {
+  const lower = email.trim().toLowerCase();
+  const at = lower.lastIndexOf('@');
+  if (at < 0) return lower;
+  const local = lower.slice(0, at);
+  const plus = local.indexOf('+');
+  return (plus < 0 ? local : local.slice(0, plus)) + lower.slice(at);
+}
 
 export function windowStartOf(nowSeconds: number, windowSeconds: number): number {
   return Math.floor(nowSeconds / windowSeconds) * windowSeconds;
@@ -47,31 +61,43 @@ async function sweepOccasionally(db: Db, prefix: string, windowStart: number): P
   if (attempts >= SWEEP_EVERY_ATTEMPTS) await deleteOldWindows(db, prefix, windowStart);
 }
 
-/** Counts an attempt from `ip`; throws 429 rate_limited with Retry-After once the window's limit is passed. */
-export async function checkSignupRate(
+/** Counts an attempt from `ip` in `bucket`; throws 429 rate_limited with Retry-After past the window's limit. */
+async function checkIpRate(
   db: Db,
+  bucket: string,
+  what: string,
   ip: string,
   rule: FixedWindow,
-  now = new Date(),
+  now: Date,
 ): Promise<void> {
   const nowSeconds = now.getTime() / 1000;
   const windowStart = windowStartOf(nowSeconds, rule.windowSeconds);
-  const count = await countAttempt(db, SIGNUP_BUCKET + rateLimitSubject(ip), windowStart);
-  await sweepOccasionally(db, SIGNUP_BUCKET, windowStart);
+  const count = await countAttempt(db, bucket + rateLimitSubject(ip), windowStart);
+  await sweepOccasionally(db, bucket, windowStart);
   if (count > rule.limit) {
     const retryAfter = secondsUntilWindowEnds(nowSeconds, rule.windowSeconds);
     throw apiError(
       'rate_limited',
-      `Too many signup or recovery attempts from your address: at most ${rule.limit} per ${rule.windowSeconds} s. Try again in ${retryAfter} s.`,
+      `Too many ${what} from your address: at most ${rule.limit} per ${rule.windowSeconds} s. Try again in ${retryAfter} s.`,
       { headers: { 'Retry-After': retryAfter } },
     );
   }
 }
 
-/** Counts a mail to `emailKey`; false once the address has had its share this hour (the caller stays silent). */
-export async function takeMailAllowance(db: Db, emailKey: string, now = new Date()): Promise<boolean> {
+/** Signup and key recovery share one counter per client IP. */
+export function checkSignupRate(db: Db, ip: string, rule: FixedWindow, now = new Date()): Promise<void> {
+  return checkIpRate(db, SIGNUP_BUCKET, 'signup or recovery attempts', ip, rule, now);
+}
+
+/** Checkout has its own counter: each new e-mail creates a provider customer with the operator's key. */
+export function checkCheckoutRate(db: Db, ip: string, rule: FixedWindow, now = new Date()): Promise<void> {
+  return checkIpRate(db, CHECKOUT_BUCKET, 'checkout attempts', ip, rule, now);
+}
+
+/** Counts a mail to `email`'s mailbox; false once it has had its share this hour (the caller stays silent). */
+export async function takeMailAllowance(db: Db, email: string, now = new Date()): Promise<boolean> {
   const windowStart = windowStartOf(now.getTime() / 1000, MAIL_CAP_WINDOW_SECONDS);
-  const count = await countAttempt(db, MAIL_BUCKET + emailKey, windowStart);
+  const count = await countAttempt(db, MAIL_BUCKET + mailboxOf(email), windowStart);
   await sweepOccasionally(db, MAIL_BUCKET, windowStart);
   return count <= MAIL_CAP_PER_ADDRESS;
 }

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { parseBody, recoverBodySchema, signupBodySchema } from '../http/schemas.ts';
 import { apiError, type ApiError } from '../errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';
-import { emailKey, findOrCreateAccount, normaliseEmail } from '../store/accounts.ts';
+import { findOrCreateAccount, normaliseEmail } from '../store/accounts.ts';
 import { insertApiKeyUnlessActive, replaceActiveKey } from '../store/keys.ts';
 import type { Db } from '../store/schema.ts';
 import {
@@ -53,7 +53,7 @@ export function parseEmailBody(purpose: TokenPurpose, body: unknown): string {
 export async function requestMagicLink(ctx: AppContext, purpose: TokenPurpose, email: string): Promise<void> {
   const { db } = ctx.store;
   const now = new Date();
-  if (!(await takeMailAllowance(db, emailKey(email), now))) {
+  if (!(await takeMailAllowance(db, email, now))) {
     ctx.log.info({ purpose }, 'mail cap reached for an address; no mail sent');
     return;
   }

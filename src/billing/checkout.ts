@@ -1,6 +1,7 @@
 // Buying a tier: start a hosted checkout, turn a paid session into an account + tier + key, open the portal.
 import { issueFirstKey } from '../accounts/key-issuer.ts';
 import { apiError } from '../errors.ts';
+import { PAID_TIERS_OFF_MESSAGE } from './paid-tiers-off.ts';
 import {
   findAccountByEmail,
   findAccountById,
@@ -95,6 +96,7 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
 
 /** A portal session for the account's provider customer; 409 no_billing_account when it never bought. */
 export async function openPortal(deps: CheckoutDeps, accountId: string): Promise<{ url: string }> {
+  if (!deps.provider.paidTiers) throw apiError('provider_unavailable', PAID_TIERS_OFF_MESSAGE);
   const account = await findAccountById(deps.db, accountId);
   if (!account?.billing_customer_id) {
     throw apiError(

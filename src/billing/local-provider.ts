@@ -82,6 +82,7 @@ function sessionObject(session: local.LocalCheckoutSession) {
 }
 
 export class LocalProvider implements PaymentProvider {
+  readonly paidTiers = true;
   // Random per process: only this process signs and verifies local events, in-process.
   private readonly webhookSecret = `whsec_local_${randomBytes(24).toString('hex')}`;
 

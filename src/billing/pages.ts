@@ -37,16 +37,18 @@ function devPage(title: string, body: string): string {
 }
 
 /** /pricing: every tier with its quota; a form per paid tier that starts a checkout (303 to the provider). */
-export function renderPricingPage(quotas: Record<Tier, number>): string {
-  const cards = PAID.map(
-    (tier) => `<div class="tier" id="tier-${tier}"><h2>${tier}</h2>
+export function renderPricingPage(quotas: Record<Tier, number>, paidTiers: boolean): string {
+  const cards = !paidTiers
+    ? '<p id="paid-tiers-off"><strong>Paid tiers are not available on this server.</strong> The free tier is.</p>'
+    : PAID.map(
+        (tier) => `<div class="tier" id="tier-${tier}"><h2>${tier}</h2>
 <p><strong>${formatCount(quotas[tier])}</strong> images / month</p>
 <form method="post" action="/v1/billing/checkout">
 <input type="hidden" name="tier" value="${tier}">
 <label>E-mail<input type="email" name="email" required autocomplete="email"></label>
 <button type="submit">Buy ${tier}</button>
 </form></div>`,
-  ).join('\n');
+      ).join('\n');
   return page(
     'imgpipe pricing',
     `<h1>imgpipe pricing</h1>

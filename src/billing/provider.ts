@@ -2,6 +2,7 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../store/schema.ts';
 import { LocalProvider } from './local-provider.ts';
+import { PaidTiersOff } from './paid-tiers-off.ts';
 import { StripeProvider } from './stripe-provider.ts';
 import type { PaidTier } from './tiers.ts';
 
@@ -66,6 +67,8 @@ export type BillingEvent =
  * `provider_unavailable` when the provider cannot be reached, and `invalid_signature` from verifyEvent.
  */
 export interface PaymentProvider {
+  /** False when paid tiers are off (production without Stripe or LOCAL_BILLING=on). */
+  readonly paidTiers: boolean;
   createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }>;
   /** Undefined when the provider knows no such session. */
   retrieveCheckout(sessionId: string): Promise<CheckoutSessionState | undefined>;
@@ -76,7 +79,8 @@ export interface PaymentProvider {
   verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent;
 }
 
-/** Stripe when STRIPE_SECRET_KEY is set, else the built-in local provider. */
+/** Stripe when STRIPE_SECRET_KEY is set, else the built-in local provider when allowed, else paid tiers off. */
 export function createPaymentProvider(config: Config, db: Db): PaymentProvider {
-  return config.stripe ? new StripeProvider(config.stripe) : new LocalProvider(db, config);
+  if (config.stripe) return new StripeProvider(config.stripe);
+  return config.localBilling ? new LocalProvider(db, config) : new PaidTiersOff();
 }

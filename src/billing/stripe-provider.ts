@@ -52,6 +52,7 @@ async function call<T>(what: string, run: () => Promise<T>): Promise<T> {
 }
 
 export class StripeProvider implements PaymentProvider {
+  readonly paidTiers = true;
   private readonly stripe: Stripe;
   private readonly prices: PriceTable;
   private readonly webhookSecret: string;

@@ -3,6 +3,8 @@ import type { Config, Tier } from '../config.ts';
 import { replaceAccountKey } from '../accounts/key-issuer.ts';
 import { quotaLimitForTier, remainingUnits, usageMonth } from '../accounts/quota.ts';
 import { migrateStore, openStore } from '../store/db.ts';
+import { sqliteFileOf } from '../serve-lock.ts';
+import { existsSync } from 'node:fs';
 import type { Db } from '../store/schema.ts';
 import { findAccountByEmail, findOrCreateAccount, setAccountTier } from '../store/accounts.ts';
 import { hasActiveKey, revokeActiveKey } from '../store/keys.ts';
@@ -15,6 +17,17 @@ export class CliError extends Error {
     readonly exitCode: number,
   ) {
     super(message);
+  }
+}
+
+/** Read-only commands (show, revoke) never create a database: a missing SQLite file is an operator mistake. */
+function requireExistingDatabase(config: Config): void {
+  const file = sqliteFileOf(config.databaseUrl);
+  if (file && !existsSync(file)) {
+    throw new CliError(
+      `no database at ${file} (set DATA_DIR or DATABASE_URL to the server's, or run imgpipe migrate to create one)`,
+      1,
+    );
   }
 }
 
@@ -50,6 +63,7 @@ async function requireAccount(db: Db, email: string) {
 }
 
 export function revokeKey(config: Config, email: string): Promise<string> {
+  requireExistingDatabase(config);
   return withStore(config, async (db) => {
     const account = await requireAccount(db, email);
     const revoked = await revokeActiveKey(db, account.id);
@@ -58,6 +72,7 @@ export function revokeKey(config: Config, email: string): Promise<string> {
 }
 
 export function showAccount(config: Config, email: string): Promise<string> {
+  requireExistingDatabase(config);
   return withStore(config, async (db) => {
     const account = await requireAccount(db, email);
     const month = usageMonth(new Date());

@@ -1,7 +1,9 @@
 // owns: the operator CLI (`imgpipe <command>`): argv → command, usage on bad arguments (exit 2).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { EMAIL_RULE, isAcceptedEmail } from '../accounts/email.ts';
 import { ConfigError, loadConfig, TIERS, type Tier } from '../config.ts';
 import { serve } from '../main.ts';
+import { SqliteInUseError } from '../serve-lock.ts';
 import { CliError, createKey, migrate, revokeKey, showAccount } from './commands.ts';
 
 const USAGE = `usage: imgpipe <command>
@@ -26,7 +28,7 @@ function emailAndTier(args: string[], needTier: boolean): { email: string; tier?
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (!values.email || !values.email.includes('@')) throw new UsageError('--email must be an e-mail address');
+  if (!values.email || !isAcceptedEmail(values.email.trim())) throw new UsageError(`--email ${EMAIL_RULE}`);
   if (!needTier) return { email: values.email };
   if (!values.tier || !TIERS.includes(values.tier as Tier)) {
     throw new UsageError(`--tier must be one of ${TIERS.join(', ')}`);
@@ -80,6 +82,15 @@ try {
   if (err instanceof UsageError) {
     process.stderr.write(`imgpipe: ${err.message}\n\n${USAGE}\n`);
     process.exitCode = 2;
+  } else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    const config = loadConfig();
+    process.stderr.write(
+      `imgpipe: port ${config.port} on ${config.host} is already in use; stop the other process or set PORT\n`,
+    );
+    process.exitCode = 1;
+  } else if (err instanceof SqliteInUseError) {
+    process.stderr.write(`imgpipe: ${err.message}\n`);
+    process.exitCode = 1;
   } else if (err instanceof CliError || err instanceof ConfigError) {
     process.stderr.write(`imgpipe: ${err.message}\n`);
     process.exitCode = err instanceof CliError ? err.exitCode : 2;

@@ -5,6 +5,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
 import { apiError } from '../errors.ts';
 import { blockedAddressReason } from './address-policy.ts';
+import { blockedUrl } from './url-policy.ts';
 
 export interface ResolvedAddress {
   address: string;
@@ -53,7 +54,7 @@ export async function pinAddress(
   }
   for (const { address } of answers) {
     const reason = blockedAddressReason(address, allowCidrs);
-    if (reason) throw apiError('blocked_url', `${hostname} resolves to ${address}, which is ${reason}`);
+    if (reason) throw blockedUrl('The URL', `${hostname} resolves to ${address}, which is ${reason}`);
   }
   return (answers[0] as ResolvedAddress).address;
 }

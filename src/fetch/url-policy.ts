@@ -1,6 +1,6 @@
 // Which URLs may be fetched at all: parse (WHATWG), scheme, length, userinfo, literal IPs and localhost names.
 import { isIPv4 } from 'node:net';
-import { apiError } from '../errors.ts';
+import { apiError, type ApiError } from '../errors.ts';
 import { blockedAddressReason } from './address-policy.ts';
 
 export const MAX_URL_LENGTH = 2048;
@@ -22,6 +22,18 @@ export function literalAddress(hostname: string): string | undefined {
   if (hostname.startsWith('[') && hostname.endsWith(']')) return hostname.slice(1, -1);
   // The WHATWG parser has already rewritten decimal, octal, hex and short IPv4 forms to a dotted quad.
   return isIPv4(hostname) ? hostname : undefined;
+}
+
+/**
+ * blocked_url never names the address a host resolved to (that would map internal DNS for an outsider,
+ * operator contract §8); `detail` is logged by the error handler as the error's cause.
+ */
+export function blockedUrl(what: string, detail: string): ApiError {
+  return apiError(
+    'blocked_url',
+    `${what} resolves to a disallowed address (loopback, private, link-local or otherwise not public); only public addresses are fetched`,
+    { cause: detail },
+  );
 }
 
 /**
@@ -50,13 +62,13 @@ export function checkFetchUrl(raw: unknown, allowCidrs: readonly string[], what 
   const literal = literalAddress(url.hostname);
   if (literal !== undefined) {
     const reason = blockedAddressReason(literal, allowCidrs);
-    if (reason) throw apiError('blocked_url', `${what} points to ${literal}, which is ${reason}`);
+    if (reason) throw blockedUrl(what, `${literal} is ${reason}`);
     return url;
   }
   const name = url.hostname.replace(/\.+$/, '');
   if (name === '') throw apiError('bad_url', `${what} has no host name`);
   if (isLocalhostName(name)) {
-    throw apiError('blocked_url', `${what} points to ${url.hostname}, which names this machine`);
+    throw blockedUrl(what, `${url.hostname} names this machine`);
   }
   return url;
 }

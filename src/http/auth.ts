@@ -15,11 +15,21 @@ declare module 'fastify' {
 export async function authenticateApiKey(ctx: AppContext, header: string | undefined): Promise<KeyOwner> {
   const key = parseBearerToken(header);
   if (key === undefined) {
-    throw apiError('missing_api_key', 'Send your API key as "Authorization: Bearer <key>"');
+    throw apiError(
+      'missing_api_key',
+      'Send your API key as "Authorization: Bearer imgp_…"; get one free with POST /v1/signup (see /pricing)',
+    );
   }
   // Anything not shaped like a key is refused without touching the store.
   const owner = looksLikeApiKey(key) ? await findActiveKeyOwner(ctx.store.db, hashApiKey(key)) : undefined;
-  if (!owner) throw apiError('invalid_api_key', 'The API key is unknown or has been revoked');
+  if (!owner) {
+    throw apiError(
+      'invalid_api_key',
+      looksLikeApiKey(key)
+        ? 'The API key is unknown or has been revoked; a lost key is replaced with POST /v1/keys/recover'
+        : 'That is not an imgpipe API key: keys start with imgp_ followed by at least 32 letters and digits',
+    );
+  }
   return owner;
 }
 

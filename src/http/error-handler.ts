@@ -75,6 +75,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
     reply.errorCode = apiErr.code;
     if (apiErr.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     if (apiErr.code === 'store_unavailable') request.log.warn({ err }, 'store unavailable');
+    if (apiErr.code === 'blocked_url') request.log.info({ detail: String(apiErr.cause) }, 'url blocked');
     return sendApiError(reply, apiErr);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -25,6 +25,32 @@ interface RawParts {
   image?: Buffer;
   url?: string;
   operations?: string;
+  partCount?: number;
+}
+
+/**
+ * Watches the body for the multipart boundary until it appears. busboy reads a body that never contains its
+ * boundary as an empty form; that is a malformed body (bad_upload), not a form without an image (no_image).
+ */
+function watchForBoundary(body: NodeJS.ReadableStream, contentType: string | undefined): () => boolean {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
+  const delimiter = `--${boundary?.[1] ?? boundary?.[2] ?? ''}`;
+  let seen = false;
+  let tail = '';
+  const onData = (chunk: Buffer) => {
+    const text = tail + chunk.toString('latin1');
+    if (text.includes(delimiter)) {
+      seen = true;
+      body.off('data', onData);
+    } else {
+      tail = text.slice(-delimiter.length);
+    }
+  };
+  body.on('data', onData);
+  return () => {
+    body.off('data', onData);
+    return seen;
+  };
 }
 
 type FileStream = NodeJS.ReadableStream & { truncated: boolean };
@@ -84,6 +110,7 @@ function operationsFromFile(bytes: Buffer): string {
 
 async function readMultipart(request: FastifyRequest, maxUploadBytes: number): Promise<RawParts> {
   const raw: RawParts = {};
+  const boundarySeen = watchForBoundary(request.raw, request.headers['content-type']);
   const parts = request.parts({
     limits: {
       fileSize: maxUploadBytes,
@@ -95,9 +122,14 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
       headerPairs: 50,
     },
     throwFileSizeLimit: false,
-    // An `image` part is the file even when the client sent no filename.
+    // An `image` part is the file even when the client sent no filename. An `operations` part labelled
+    // application/json is read as raw text too (the plugin would parse it into an object): however a client
+    // labels it, operations is the same string.
     isPartAFile: (fieldName: string, contentType: string | undefined, fileName: string | undefined) =>
-      fieldName === 'image' || fileName !== undefined || contentType === 'application/octet-stream',
+      fieldName === 'image' ||
+      fileName !== undefined ||
+      contentType === 'application/octet-stream' ||
+      (fieldName === 'operations' && contentType?.toLowerCase().startsWith('application/json') === true),
   } as Parameters<FastifyRequest['parts']>[0]);
   try {
     for await (const part of parts) {
@@ -113,8 +145,11 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
       } else if (part.fieldname === 'operations') {
         raw.operations = textField(part, MAX_OPERATIONS_BYTES);
       } else if (part.fieldname === 'url') {
-        raw.url = textField(part, MAX_URL_FIELD_BYTES);
+        const url = textField(part, MAX_URL_FIELD_BYTES);
+        // An empty url field (Swagger's Try-it-out sends one beside the file) is an absent one.
+        if (url !== '') raw.url = url;
       }
+      raw.partCount = (raw.partCount ?? 0) + 1;
     }
   } catch (err) {
     if (err instanceof ApiError) throw err;
@@ -124,6 +159,13 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
       cause: err,
       headers: { Connection: 'close' },
     });
+  }
+  const sawBoundary = boundarySeen();
+  if (raw.partCount === undefined && !sawBoundary) {
+    throw apiError(
+      'bad_upload',
+      'The multipart body does not contain the boundary its Content-Type announces; send a well-formed multipart/form-data body',
+    );
   }
   return raw;
 }

@@ -1,5 +1,7 @@
 // Prometheus metrics of one instance, in its own Registry (never the global one, so tests can build many apps).
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import sharp from 'sharp';
 import { isApiError } from '../errors.ts';
 import type { Limiter } from '../pipeline/limiter.ts';
 
@@ -93,6 +95,17 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
     },
   });
   new Gauge({
+    name: 'imgpipe_sharp_tasks',
+    help: 'sharp tasks on the libuv thread pool: "processing" run on a thread, "queued" wait for one.',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      const { process: processing, queue } = sharp.counters();
+      this.set({ state: 'processing' }, processing);
+      this.set({ state: 'queued' }, queue);
+    },
+  });
+  new Gauge({
     name: 'imgpipe_fetches_in_flight',
     help: 'URL fetches running now (at most MAX_CONCURRENT_FETCHES).',
     registers,
@@ -100,6 +113,8 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
       this.set(limiters.fetches.inFlight);
     },
   });
+
+  registerEventLoopMetrics(registers);
 
   return {
     registry,
@@ -123,6 +138,36 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
       fetches.inc({ outcome });
     },
   };
+}
+
+/**
+ * How busy the main thread is: sharp's work runs on the libuv pool, so this is the share of the instance's
+ * one event loop used by HTTP, auth, the store and bookkeeping. Near 1 the instance cannot take more requests
+ * whatever MAX_CONCURRENT_JOBS says: run more instances per machine (BENCHMARKS.md gives the rate).
+ */
+function registerEventLoopMetrics(registers: Registry[]): void {
+  let sinceLastScrape: EventLoopUtilization = performance.eventLoopUtilization();
+  new Gauge({
+    name: 'imgpipe_event_loop_utilization',
+    help: 'Share of time (0-1) the event loop was busy since the previous scrape of /metrics.',
+    registers,
+    collect() {
+      const now = performance.eventLoopUtilization();
+      this.set(performance.eventLoopUtilization(now, sinceLastScrape).utilization);
+      sinceLastScrape = now;
+    },
+  });
+  let countedMs = 0;
+  new Counter({
+    name: 'imgpipe_event_loop_active_seconds_total',
+    help: 'Time the event loop spent busy since start; rate() of it is the utilisation over any window.',
+    registers,
+    collect() {
+      const activeMs = performance.eventLoopUtilization().active;
+      this.inc((activeMs - countedMs) / 1000);
+      countedMs = activeMs;
+    },
+  });
 }
 
 const outcomeOf = (err: unknown) => (isApiError(err) ? err.code : 'internal_error');

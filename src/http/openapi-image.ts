@@ -75,6 +75,8 @@ export const IMAGE_ENDPOINT: Endpoint = {
       [
         'X-Service-Output-Format',
         'X-Service-Output-Bytes',
+        'X-Service-Output-Width',
+        'X-Service-Output-Height',
         'X-Service-Operations',
         'X-Service-Quota-Limit',
         'X-Service-Quota-Remaining',

@@ -68,6 +68,15 @@ const HEADERS: Record<string, JsonObject> = {
     schema: { type: 'string', enum: [...OUTPUT_FORMATS] },
   },
   'X-Service-Output-Bytes': { description: 'Response body size in bytes.', schema: { type: 'integer' } },
+  'X-Service-Output-Width': {
+    description:
+      'Width of the returned image in pixels (a resize never enlarges, so it may be less than asked).',
+    schema: { type: 'integer' },
+  },
+  'X-Service-Output-Height': {
+    description: 'Height of the returned image in pixels.',
+    schema: { type: 'integer' },
+  },
   'X-Service-Operations': {
     description: 'Operations run, in pipeline order: resize, format=<format>, quality=<n>, strip.',
     schema: { type: 'string', example: 'resize,format=webp,quality=80,strip' },

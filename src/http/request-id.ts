@@ -42,3 +42,13 @@ export function redactUrl(raw: string): string {
     .join('&');
   return `${base}?${redacted}`;
 }
+
+/**
+ * The URL for the request log. Path parameters can be capabilities (checkout session ids, portal tokens), so a
+ * route with parameters is logged by its pattern (`/v1/billing/session/:id/key`), query secrets redacted.
+ */
+export function logSafeUrl(raw: string, routePattern: string | undefined): string {
+  if (!routePattern?.includes(':')) return redactUrl(raw);
+  const queryAt = raw.indexOf('?');
+  return redactUrl(queryAt >= 0 ? routePattern + raw.slice(queryAt) : routePattern);
+}

@@ -1,6 +1,7 @@
 // owns: the Fastify instance: server timeouts, logging, the error handler and the registration of every route.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
+import type { TrustProxy } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { handleClientError, registerErrorHandler } from './error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -9,12 +10,14 @@ import { signupRoutes } from './routes/signup.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { accountRoutes } from './routes/account.ts';
 import { billingRoutes } from './routes/billing.ts';
+import { LocalProvider } from '../billing/local-provider.ts';
 import { devBillingRoutes } from './routes/dev-billing.ts';
 import { webhookRoutes } from './routes/webhook.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { playgroundRoutes } from './routes/playground.ts';
-import { redactUrl, requestIdFor } from './request-id.ts';
+import { registerSecurityHeaders } from './security-headers.ts';
+import { logSafeUrl, requestIdFor } from './request-id.ts';
 
 /**
  * Bounds on slow clients. Headers must arrive within headersTimeout; the whole request (headers and body)
@@ -28,6 +31,14 @@ export const SERVER_TIMEOUTS = {
   keepAliveTimeoutMs: 10_000,
   connectionsCheckingIntervalMs: 1_000,
 };
+
+/** Fastify's types take no hop count, so N hops is the equivalent function: the socket peer is hop 0. */
+export function fastifyTrustProxy(
+  trust: TrustProxy,
+): false | string[] | ((addr: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return trust === 0 ? false : (_addr, hop) => hop < trust;
+  return trust;
+}
 
 export interface BuildServerOptions {
   /** Tests shorten the timeouts to watch them act. */
@@ -43,7 +54,7 @@ export async function buildServer(
     loggerInstance: ctx.log as FastifyBaseLogger,
     // One line per request is written by the onResponse hook below instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     // No socket inactivity timeout: a response may legitimately take PROCESS_TIMEOUT_MS to start.
     connectionTimeout: 0,
@@ -64,6 +75,7 @@ export async function buildServer(
     genReqId: requestIdFor,
   });
   registerErrorHandler(app);
+  registerSecurityHeaders(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
@@ -76,7 +88,7 @@ export async function buildServer(
       {
         method: request.method,
         route,
-        url: redactUrl(request.url),
+        url: logSafeUrl(request.url, request.routeOptions.url),
         status: reply.statusCode,
         errorCode: reply.errorCode,
         durationMs: Math.round(reply.elapsedTime),
@@ -105,7 +117,10 @@ export async function buildServer(
   await app.register(accountRoutes, { ctx });
   await app.register(billingRoutes, { ctx });
   await app.register(webhookRoutes, { ctx });
-  if (!ctx.config.stripe) await app.register(devBillingRoutes, { ctx });
+  if (ctx.billing instanceof LocalProvider) await app.register(devBillingRoutes, { ctx });
+  if (!ctx.billing.paidTiers) {
+    ctx.log.warn('paid tiers are off: production without STRIPE_SECRET_KEY and LOCAL_BILLING is not on');
+  }
   await app.register(metricsRoutes, { ctx });
   await app.register(docsRoutes, { ctx });
   await app.register(playgroundRoutes, { ctx });

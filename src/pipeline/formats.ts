@@ -39,3 +39,32 @@ export function sniffImageFormat(buf: Buffer): InputFormat | undefined {
 export function defaultOutputFormat(input: InputFormat): OutputFormat {
   return input === 'jpeg' || input === 'png' || input === 'webp' || input === 'avif' ? input : 'png';
 }
+
+/**
+ * The libvips loaders of the accepted inputs. Every other loader (SVG, PDF, ImageMagick, OpenSlide, raw…) is
+ * blocked at start, so a file that fools the sniffer still cannot reach them.
+ */
+export const ACCEPTED_LOADERS = [
+  'VipsForeignLoadJpeg',
+  'VipsForeignLoadPng',
+  'VipsForeignLoadWebp',
+  'VipsForeignLoadHeif',
+  'VipsForeignLoadNsgif',
+  'VipsForeignLoadTiff',
+];
+
+/** The format sharp's metadata reports for each sniffed input (AVIF and HEIC are both read by the heif loader). */
+const DECODED_AS: Record<InputFormat, string> = {
+  jpeg: 'jpeg',
+  png: 'png',
+  webp: 'webp',
+  gif: 'gif',
+  tiff: 'tiff',
+  avif: 'heif',
+  heic: 'heif',
+};
+
+/** True when the decoder that read the bytes is the one their magic bytes announced. */
+export function decodedAsSniffed(sniffed: InputFormat, decodedFormat: string | undefined): boolean {
+  return DECODED_AS[sniffed] === decodedFormat;
+}

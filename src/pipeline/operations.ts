@@ -37,7 +37,10 @@ export function operationsSchema(maxDimension: number) {
           })
           .optional(),
         format: z
-          .enum(OUTPUT_FORMATS, { error: `must be one of ${OUTPUT_FORMATS.join(', ')}` })
+          .enum(OUTPUT_FORMATS, {
+            error: (issue) =>
+              `must be one of ${OUTPUT_FORMATS.join(', ')}${issue.input === 'jpg' ? ' (did you mean "jpeg"?)' : ''}`,
+          })
           .optional()
           .describe('Output format; default: the input format when it is one of these, else png.'),
         quality: integerBetween(1, 100)
@@ -90,13 +93,23 @@ export function validateOperations(schema: ReturnType<typeof operationsSchema>, 
   throw apiError('invalid_operations', first ? describeIssue(first) : 'operations is invalid');
 }
 
+const EXCERPT_CHARS = 60;
+
+/** What arrived, shortened: shell quoting mistakes show at once. */
+function excerpt(text: string): string {
+  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+}
+
 /** Parses the multipart `operations` text (JSON) and validates it. */
 export function parseOperationsText(schema: ReturnType<typeof operationsSchema>, text: string): Operations {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw apiError('invalid_operations', 'operations is not valid JSON; send a JSON object such as {}');
+    throw apiError(
+      'invalid_operations',
+      `operations is not valid JSON (received ${JSON.stringify(excerpt(text))}); send a JSON object such as {"format":"webp"}`,
+    );
   }
   return validateOperations(schema, value);
 }

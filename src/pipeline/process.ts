@@ -1,7 +1,7 @@
 // owns: turning input bytes + validated operations into output bytes with sharp, under the pixel cap and deadline.
 import sharp, { type SharpOptions } from 'sharp';
 import { apiError, isApiError } from '../errors.ts';
-import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
+import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { PIPELINE_STEPS, type StepContext } from './steps.ts';
 
@@ -19,6 +19,10 @@ export interface ProcessedImage {
   /** Summary tokens in pipeline order, for X-Service-Operations. */
   applied: string[];
 }
+
+// Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
+sharp.block({ operation: ['VipsForeignLoad'] });
+sharp.unblock({ operation: ACCEPTED_LOADERS });
 
 const HEIC_MESSAGE =
   'HEIC images (HEVC-coded) cannot be decoded by this server; send JPEG, PNG, WebP, AVIF, GIF or TIFF';
@@ -59,6 +63,12 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
   const image = sharp(input, sharpInputOptions(limits.maxInputPixels));
   image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
   const meta = await image.metadata();
+  if (!decodedAsSniffed(inputFormat, meta.format)) {
+    throw apiError(
+      'unprocessable_image',
+      `The file starts like ${inputFormat} but is not a ${inputFormat} image; send JPEG, PNG, WebP, AVIF, GIF or TIFF`,
+    );
+  }
   if (meta.compression === 'hevc') throw apiError('unprocessable_image', HEIC_MESSAGE);
   const width = meta.width ?? 0;
   const height = meta.height ?? 0;

@@ -29,36 +29,53 @@ export function keepsAlpha(source: SourceInfo, format: OutputFormat): boolean {
   return source.hasAlpha && format !== 'jpeg';
 }
 
+export type Fit = 'cover' | 'contain' | 'fill' | 'inside' | 'outside';
+
+/** What sharp is asked for: an exact output size, and whether to crop (cover), pad (contain) or scale (fill). */
+export interface ResizeTarget {
+  width: number;
+  height: number;
+  fit: 'cover' | 'contain' | 'fill';
+}
+
+const scaled = (side: number, k: number) => Math.max(1, Math.round(side * k));
+
 /**
- * The box a cover/contain/fill resize may produce without enlarging. cover and contain shrink the requested
- * box uniformly until it fits inside the source (keeping the requested aspect ratio); fill clamps each side.
+ * The output size of a resize, which never enlarges (api.md resize rule 3), in every fit, one side given or
+ * both. One side: the other follows the source's aspect ratio, scaled down only. inside/outside: the source's
+ * aspect ratio, fitting inside (or covering) the box, never above 1×. cover/contain: the requested box shrunk
+ * uniformly until it fits inside the source (its aspect ratio is kept), then cropped or padded. fill: each side
+ * clamped to the source's.
  */
-export function clampResizeBox(
-  fit: 'cover' | 'contain' | 'fill',
-  box: { w: number; h: number },
+export function resizeTarget(
+  fit: Fit,
+  box: { w?: number | undefined; h?: number | undefined },
   source: { width: number; height: number },
-): { w: number; h: number } {
-  if (fit === 'fill') return { w: Math.min(box.w, source.width), h: Math.min(box.h, source.height) };
-  const k = Math.min(1, source.width / box.w, source.height / box.h);
-  return { w: Math.max(1, Math.round(box.w * k)), h: Math.max(1, Math.round(box.h * k)) };
+): ResizeTarget {
+  const { w, h } = box;
+  const proportional = (k: number): ResizeTarget => ({
+    width: scaled(source.width, Math.min(1, k)),
+    height: scaled(source.height, Math.min(1, k)),
+    fit: 'fill',
+  });
+  if (w === undefined || h === undefined) {
+    return proportional(w !== undefined ? w / source.width : (h ?? source.height) / source.height);
+  }
+  if (fit === 'inside') return proportional(Math.min(w / source.width, h / source.height));
+  if (fit === 'outside') return proportional(Math.max(w / source.width, h / source.height));
+  if (fit === 'fill') return { width: Math.min(w, source.width), height: Math.min(h, source.height), fit };
+  const k = Math.min(1, source.width / w, source.height / h);
+  return { width: scaled(w, k), height: scaled(h, k), fit };
 }
 
 const resize: Step = (ctx) => {
   const r = ctx.ops.resize;
   if (!r) return;
-  const fit = r.fit ?? 'inside';
-  const w = r.w ?? undefined;
-  const h = r.h ?? undefined;
-  if (w !== undefined && h !== undefined && (fit === 'cover' || fit === 'contain' || fit === 'fill')) {
-    const box = clampResizeBox(fit, { w, h }, ctx.source);
-    ctx.image.resize(box.w, box.h, {
-      fit,
-      background: keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE,
-    });
-  } else {
-    // One side only, or inside/outside: sharp's own withoutEnlargement keeps the aspect ratio and never grows.
-    ctx.image.resize(w, h, { fit, withoutEnlargement: true });
-  }
+  const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, ctx.source);
+  ctx.image.resize(target.width, target.height, {
+    fit: target.fit,
+    background: keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE,
+  });
   ctx.applied.push('resize');
 };
 

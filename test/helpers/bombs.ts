@@ -1,5 +1,5 @@
 // Decompression bombs made in the test: tiny TIFF and WebP files whose headers declare huge dimensions.
-// (The PNG, JPEG, GIF and AVIF bombs are files in ../shared/corpus.)
+// (The PNG, JPEG, GIF and AVIF bombs are files in test/fixtures/corpus.)
 
 /** A little-endian baseline TIFF declaring `width`×`height` 8-bit grey pixels, with only a few bytes of data. */
 export function tiffBomb(width: number, height: number): Buffer {

@@ -1,8 +1,8 @@
-// Corpus images by name, from ../shared/corpus beside the checkout (as CI lays it out).
+// Corpus images by name, from test/fixtures/corpus (sources and licences in its README.md).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const CORPUS_DIR = fileURLToPath(new URL('../../../shared/corpus/', import.meta.url));
+export const CORPUS_DIR = fileURLToPath(new URL('../fixtures/corpus/', import.meta.url));
 
 const cache = new Map<string, Buffer>();
 

@@ -1,6 +1,6 @@
 // Image assertions: format by magic bytes and by sharp, and a perceptual distance (never byte equality).
 import assert from 'node:assert/strict';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { sniffImageFormat } from '../../src/pipeline/formats.ts';
 
 export async function assertImage(data: Buffer, format: string, width?: number, height?: number) {
@@ -27,4 +27,17 @@ export async function pixelAt(data: Buffer, x: number, y: number): Promise<numbe
   const { data: raw, info } = await sharp(data).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   const i = (y * info.width + x) * 4;
   return [raw[i] ?? 0, raw[i + 1] ?? 0, raw[i + 2] ?? 0, raw[i + 3] ?? 0];
+}
+
+/** Gaussian noise of `side`×`side`: the costliest content to encode, for tests of slow jobs. */
+export function noiseImage(side: number): Sharp {
+  return sharp({
+    create: {
+      width: side,
+      height: side,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 128, sigma: 60 },
+    },
+  });
 }

@@ -1,6 +1,7 @@
 // Spawning the real CLI (`node bin/imgpipe.js …`) with a chosen environment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { killOnExit } from './spawned.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/imgpipe.js', import.meta.url));
 
@@ -12,7 +13,9 @@ export interface CliResult {
 
 export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    const child = killOnExit(
+      spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }),
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -28,7 +31,9 @@ export function startServe(
   ready = /Server listening at (http:\/\/[^"\s]+)/,
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env } });
+    const child = killOnExit(
+      spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env } }),
+    );
     let output = '';
     const onData = (d: Buffer) => {
       output += d.toString();

@@ -3,6 +3,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { killOnExit } from './spawned.ts';
+
+const spawnTracked: typeof spawn = ((...args: Parameters<typeof spawn>) =>
+  killOnExit(spawn(...args))) as typeof spawn;
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RACE_WORKER = fileURLToPath(new URL('./race-worker.ts', import.meta.url));
@@ -39,11 +43,13 @@ export interface ServerProcess {
 /** Spawns `node bin/imgpipe.js serve` and waits (bounded) until /healthz answers. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/imgpipe.js', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = killOnExit(
+    spawn(process.execPath, ['bin/imgpipe.js', 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   const output = collect(child);
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
@@ -74,7 +80,7 @@ export async function raceInProcesses(
   perProcess = 10,
 ): Promise<unknown[]> {
   const children = Array.from({ length: processes }, () =>
-    spawn(process.execPath, ['--import', 'tsx', RACE_WORKER, ...args], {
+    spawnTracked(process.execPath, ['--import', 'tsx', RACE_WORKER, ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl, RACE_COUNT: String(perProcess) },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -95,7 +101,7 @@ export async function raceInProcesses(
 
 /** Runs `node bin/imgpipe.js <args>` to its end; returns its exit code and output. */
 export async function runCli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['bin/imgpipe.js', ...args], {
+  const child = spawnTracked(process.execPath, ['bin/imgpipe.js', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -79,6 +79,7 @@ test('imgpipe accounts show prints e-mail, tier, key state and usage this month'
 
 test('an unknown e-mail for revoke or show exits 1', async (t) => {
   const env = cliEnv(t);
+  assert.equal((await runCli(['migrate'], env)).code, 0, 'the database exists');
   for (const args of [
     ['keys', 'revoke', '--email', 'nobody@example.com'],
     ['accounts', 'show', '--email', 'nobody@example.com'],

@@ -61,6 +61,9 @@ test('SIGKILL while an image is processed: after restart the database is intact 
     MAX_INPUT_PIXELS: '100000000',
   };
   const first = await startServe(env);
+  t.after(() =>
+    first.child.exitCode === null && first.child.signalCode === null ? killed(first.child) : undefined,
+  );
   const url = first.match[1] ?? '';
   const form = imageForm(corpus('synthetic-bomb-10000x10000.png'), { format: 'webp', quality: 100 });
   const pending = request(`${url}/v1/image`, {

@@ -88,3 +88,25 @@ test('metrics: jobs in flight, busy and fetch_busy rejections and fetch outcomes
   assert.equal(sample(text, 'imgpipe_fetch_outcomes_total{outcome="blocked_url"}'), 1);
   assert.equal(sample(text, 'imgpipe_fetch_outcomes_total{outcome="ok"}'), 1);
 });
+
+/** Keeps the event loop busy without yielding, as a CPU-heavy request handler would. */
+function blockEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+test('metrics: event loop utilisation since the previous scrape and busy seconds are exposed', async (t) => {
+  const app = await buildTestApp(t);
+  const before = sample(await scrape(app.app), 'imgpipe_event_loop_active_seconds_total')!;
+  // Idle: a timer wait leaves the loop in its poll phase.
+  await new Promise((r) => setTimeout(r, 200));
+  const idle = sample(await scrape(app.app), 'imgpipe_event_loop_utilization')!;
+  await new Promise((r) => setTimeout(r, 50));
+  blockEventLoop(200);
+  const text = await scrape(app.app);
+  const busy = sample(text, 'imgpipe_event_loop_utilization')!;
+  const after = sample(text, 'imgpipe_event_loop_active_seconds_total')!;
+  assert.ok(idle >= 0 && idle < 0.5, `idle utilisation ${idle}`);
+  assert.ok(busy > 0.5 && busy <= 1, `busy utilisation ${busy}`);
+  assert.ok(after - before >= 0.2, `busy seconds grew by ${after - before}`);
+});

@@ -9,24 +9,27 @@ import sharp from 'sharp';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
 import { send, waitFor } from '../helpers/http-client.ts';
+import { killOnExit } from '../helpers/spawned.ts';
 
 const DEV_KEY = `imgp_${'S'.repeat(40)}`;
 
 /** Starts `node bin/imgpipe.js serve` on a free port; resolves once it logs its address. */
 async function spawnServer(dataDir: string) {
-  const child = spawn(process.execPath, ['bin/imgpipe.js', 'serve'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      DATA_DIR: dataDir,
-      DEV_KEY,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      PROCESS_TIMEOUT_MS: '120000',
-      SHUTDOWN_TIMEOUT_MS: '60000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = killOnExit(
+    spawn(process.execPath, ['bin/imgpipe.js', 'serve'], {
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATA_DIR: dataDir,
+        DEV_KEY,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'info',
+        PROCESS_TIMEOUT_MS: '120000',
+        SHUTDOWN_TIMEOUT_MS: '60000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -41,7 +41,7 @@ export async function sigkill(server: ServerProcess, dataDir: string, tally: Tal
     summary: `killed with ${afterKill.held} units in flight; integrity_check ${afterKill.integrity}; after restart ${afterRestart.held} in flight, usage ${afterRestart.used}`,
     problems,
   };
-  return { restarted, result, used: afterRestart.used };
+  return { restarted, result, used: afterRestart.used, heldAtKill: afterKill.held };
 }
 
 /** Fills a 2 MiB tmpfs holding DATA_DIR, sends traffic, frees it, sends more. Needs root (mount); else skipped. */

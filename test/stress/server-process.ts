@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { killOnExit } from '../helpers/spawned.ts';
+import { threadPoolSizeFor } from '../../bin/thread-pool.js';
 import { request } from 'undici';
 
 const BIN = fileURLToPath(new URL('../../bin/imgpipe.js', import.meta.url));
@@ -49,21 +51,25 @@ export class ServerProcess {
   /** Starts `node bin/imgpipe.js serve` and waits until /healthz answers (bounded). */
   static async start(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN, 'serve'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATA_DIR: dataDir,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DEV_KEY,
-        LOG_LEVEL: 'warn',
-        NODE_ENV: 'test',
-        QUOTA_FREE: '10000000',
-        REQUEST_TIMEOUT_MS: '10000',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = killOnExit(
+      spawn(process.execPath, [BIN, 'serve'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATA_DIR: dataDir,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          DEV_KEY,
+          LOG_LEVEL: 'warn',
+          NODE_ENV: 'test',
+          QUOTA_FREE: '10000000',
+          REQUEST_TIMEOUT_MS: '10000',
+          // The size bin/imgpipe.js would pick, given so it does not relaunch: pid and RSS are the server's.
+          UV_THREADPOOL_SIZE: String(threadPoolSizeFor({ ...env }) ?? 4),
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const server = new ServerProcess(child, `http://127.0.0.1:${port}`);
     for (let i = 0; i < 600; i++) {
       if (child.exitCode !== null) throw new Error(`serve exited at start: ${server.output}`);

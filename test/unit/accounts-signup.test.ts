@@ -59,7 +59,8 @@ test('e-mail body: non-addresses and wrong bodies are invalid_request', () => {
     { email: 'a@' },
     { email: '@example.org' },
     { email: 'a b@example.org' },
-    { email: 'a@example' },
+    { email: 'a@exa mple.org' },
+    { email: 'a..b@example.org' },
     { email: `${'x'.repeat(250)}@example.org` },
   ];
   for (const body of bad) {

@@ -68,7 +68,7 @@ test('config: values are parsed and trailing slashes of base URLs dropped', () =
     DATABASE_URL: 'postgres://u@db/imgpipe',
   });
   assert.equal(c.publicBaseUrl, 'https://img.example.com');
-  assert.equal(c.trustProxy, true);
+  assert.equal(c.trustProxy, 1);
   assert.deepEqual(c.fetchAllowCidrs, ['127.0.0.0/8', 'fd00::/8']);
   assert.equal(c.databaseUrl, 'postgres://u@db/imgpipe');
 });

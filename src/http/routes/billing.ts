@@ -1,5 +1,6 @@
 // POST /v1/billing/checkout, GET /v1/billing/session/:id/key, POST /v1/billing/portal and the /pricing page.
 import formbody from '@fastify/formbody';
+import { checkCheckoutRate } from '../../accounts/rate-limit.ts';
 import type { FastifyInstance } from 'fastify';
 import { claimSessionKey, openPortal, startCheckout, type CheckoutDeps } from '../../billing/checkout.ts';
 import { parseCheckoutRequest } from '../../billing/checkout-request.ts';
@@ -30,8 +31,11 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
     }
   });
 
+  const rule = { limit: ctx.config.signupRateLimit, windowSeconds: ctx.config.signupRateWindowSeconds };
   app.post('/v1/billing/checkout', async (request, reply) => {
     const { tier, email } = parseCheckoutRequest(request.body);
+    // Counted once the body is valid: what the limit protects is provider customers created with its e-mail.
+    await checkCheckoutRate(ctx.store.db, request.ip, rule);
     const { url } = await startCheckout(deps, tier, email);
     // A browser form (the pricing page) is sent on to the checkout; API clients get the URL as JSON.
     if (request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
@@ -51,6 +55,6 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
   );
 
   app.get('/pricing', async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').send(renderPricingPage(ctx.config.quotas)),
+    reply.type('text/html; charset=utf-8').send(renderPricingPage(ctx.config.quotas, ctx.billing.paidTiers)),
   );
 }

@@ -18,9 +18,7 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
   if (!(provider instanceof LocalProvider)) throw new Error('dev billing pages need the local provider');
   const deps = billingDeps(ctx);
   await app.register(formbody);
-  ctx.log.info(
-    `payment provider: local (STRIPE_SECRET_KEY unset); buy a tier at ${ctx.config.publicBaseUrl}/pricing`,
-  );
+  ctx.log.info('payment provider: local (STRIPE_SECRET_KEY unset); buy a tier at /pricing');
 
   const deliver = async (events: SignedEvent[]) => {
     for (const event of events) await receiveProviderEvent(deps, event.payload, event.signature);

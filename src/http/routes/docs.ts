@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { buildOpenApiDocument } from '../openapi.ts';
@@ -22,26 +22,33 @@ const DOCS_ASSETS: Record<string, { path: string; type: string }> = {
 };
 
 export async function docsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
-  const document = JSON.stringify(buildOpenApiDocument(ctx.config));
+  // Built at the first request: with PORT=0 the servers entry needs the port listened on.
+  let document: string | undefined;
   const docsPage = await readFile(join(STATIC_DIR, 'docs.html'), 'utf8');
   const assetCache = new Map<string, Buffer>();
 
   app.get('/openapi.json', async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(document),
+    reply
+      .type('application/json; charset=utf-8')
+      .send((document ??= JSON.stringify(buildOpenApiDocument(ctx.config)))),
   );
 
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage));
 
-  app.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) => {
-    const asset = DOCS_ASSETS[request.params.file];
-    if (!Object.hasOwn(DOCS_ASSETS, request.params.file) || !asset) {
-      throw apiError('not_found', `No docs asset ${request.params.file}`);
-    }
-    let body = assetCache.get(request.params.file);
+  const sendAsset = async (file: string, reply: FastifyReply) => {
+    const asset = DOCS_ASSETS[file];
+    if (!Object.hasOwn(DOCS_ASSETS, file) || !asset) throw apiError('not_found', `No docs asset ${file}`);
+    let body = assetCache.get(file);
     if (!body) {
       body = await readFile(asset.path);
-      assetCache.set(request.params.file, body);
+      assetCache.set(file, body);
     }
     return reply.type(asset.type).header('Cache-Control', 'public, max-age=3600').send(body);
-  });
+  };
+
+  app.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) =>
+    sendAsset(request.params.file, reply),
+  );
+  // Browsers ask every page's origin for /favicon.ico; without it each page logs a 404 in the console.
+  app.get('/favicon.ico', async (_request, reply) => sendAsset('favicon-32x32.png', reply));
 }

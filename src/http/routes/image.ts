@@ -10,6 +10,7 @@ import {
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
+import { needsIsolation } from '../../pipeline/isolated-processor.ts';
 import { processImage } from '../../pipeline/process.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { observeFetch, observeProcessing } from '../metrics.ts';
@@ -21,7 +22,12 @@ export const RETRY_AFTER_SECONDS = 2;
  * Settles the reserved unit exactly once: counted when a 200 was delivered, refunded on an error or when the
  * 200 never reached the client. A unit held by a killed process is refunded at the next start (src/main.ts).
  */
-function guardReservation(ctx: AppContext, reply: FastifyReply, reservation: QuotaReservation) {
+function guardReservation(
+  ctx: AppContext,
+  reply: FastifyReply,
+  reservation: QuotaReservation,
+  clientGone: AbortController,
+) {
   let settled = false;
   const settle = async (count: boolean) => {
     if (settled) return;
@@ -35,6 +41,7 @@ function guardReservation(ctx: AppContext, reply: FastifyReply, reservation: Quo
     delivered = true;
   });
   reply.raw.once('close', () => {
+    if (!delivered) clientGone.abort();
     settle(delivered && reply.statusCode === 200).catch((err: unknown) =>
       ctx.log.error({ err }, 'settling the quota unit failed'),
     );
@@ -44,7 +51,6 @@ function guardReservation(ctx: AppContext, reply: FastifyReply, reservation: Quo
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
-  const upgradeUrl = `${config.publicBaseUrl}/pricing`;
   const limits = {
     maxInputPixels: config.maxInputPixels,
     processTimeoutMs: config.processTimeoutMs,
@@ -61,9 +67,10 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         ctx.store.db,
         { id: account.accountId, tier: account.tier },
         limit,
-        upgradeUrl,
+        `${config.publicBaseUrl}/pricing`,
       );
-      const refundOnce = guardReservation(ctx, reply, reservation);
+      const clientGone = new AbortController();
+      const refundOnce = guardReservation(ctx, reply, reservation, clientGone);
       try {
         const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
         const input =
@@ -71,6 +78,8 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
             ? source.bytes
             : await observeFetch(ctx.metrics, fetchImage(ctx, source.url));
         ctx.metrics.recordInputBytes(source.kind, input.length);
+        // Work for a client that has gone is never started: its slot would serve nobody.
+        if (clientGone.signal.aborted) throw apiError('process_timeout', 'The client left before processing');
         const release = ctx.jobs.tryAcquire();
         if (!release) {
           throw apiError('busy', 'All processing slots are in use; retry shortly', {
@@ -80,7 +89,9 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         const out = await observeProcessing(
           ctx.metrics,
           operations.format,
-          processImage(input, operations, limits, release),
+          needsIsolation(input, operations)
+            ? ctx.isolated.run(input, operations, limits, clientGone.signal).finally(release)
+            : processImage(input, operations, limits, release),
         );
         reply.outputFormat = out.format;
         return reply
@@ -88,6 +99,8 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
           .headers({
             'X-Service-Output-Format': out.format,
             'X-Service-Output-Bytes': out.data.length,
+            'X-Service-Output-Width': out.width,
+            'X-Service-Output-Height': out.height,
             'X-Service-Operations': out.applied.join(','),
             'X-Service-Quota-Limit': limit,
             'X-Service-Quota-Remaining': remainingUnits(limit, reservation.used),
@@ -99,6 +112,17 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
       }
     },
   );
+
+  // A browser or a typo'd client: the method is what is wrong, so say which one works.
+  app.route({
+    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    url: '/v1/image',
+    handler: async () => {
+      throw apiError('method_not_allowed', 'POST /v1/image with an image (multipart) or a url (JSON)', {
+        headers: { Allow: 'POST' },
+      });
+    },
+  });
 
   // Any body that is neither multipart nor JSON is a bad upload, answered as JSON like every other error.
   app.removeContentTypeParser('text/plain');

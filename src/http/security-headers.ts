@@ -1,0 +1,28 @@
+// Headers every answer carries: no MIME sniffing, no framing, and a Content-Security-Policy for the pages.
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * The policy of every page that sets none of its own (the verify page sets a stricter, hash-based one).
+ * Scripts only from this origin; inline style attributes are allowed because Swagger UI writes them; forms may
+ * post to this origin, whose checkout answer redirects to the payment provider's https page.
+ */
+export const DEFAULT_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self' https:",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function registerSecurityHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('X-Frame-Options', 'DENY');
+    if (!reply.hasHeader('Content-Security-Policy')) reply.header('Content-Security-Policy', DEFAULT_CSP);
+    return payload;
+  });
+}

@@ -1,0 +1,247 @@
+// Real HTTP clients against a real server: curl, Python requests, Node fetch, undici with a streamed body and
+// Chromium's FormData. Each sends the upload form and the url form and must get the image it asked for.
+// A client that is not installed makes its cases skip with a message (.ci/run installs them from Debian).
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { request as undiciRequest } from 'undici';
+import { chromium } from 'playwright-core';
+import { startTestServer } from '../helpers/app.ts';
+import { sendImage, startOrigin } from '../helpers/origin-server.ts';
+
+const run = promisify(execFile);
+const OPERATIONS = { resize: { w: 50 }, format: 'webp' };
+const OPERATIONS_TEXT = JSON.stringify(OPERATIONS);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+function installed(command: string, args: string[]): boolean {
+  try {
+    execFileSync(command, args, { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Debian's python3 (with python3-requests) first, then whatever python3 is on PATH. */
+const PYTHON = ['/usr/bin/python3', 'python3'].find((p) => installed(p, ['-c', 'import requests']));
+const HAS_CURL = installed('curl', ['--version']);
+
+async function assertAskedImage(bytes: Buffer, client: string) {
+  const meta = await sharp(bytes).metadata();
+  assert.equal(meta.format, 'webp', client);
+  assert.equal(meta.width, 50, client);
+  assert.equal(meta.height, 25, client);
+}
+
+interface Fixture {
+  url: string;
+  key: string;
+  dir: string;
+  photo: string;
+  imageUrl: string;
+}
+
+async function fixture(t: TestContext): Promise<Fixture> {
+  const server = await startTestServer(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const jpeg = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#2a6' } })
+    .jpeg()
+    .toBuffer();
+  const origin = await startOrigin(t, (_req, res) => sendImage(res, jpeg));
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-interop-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const photo = join(dir, 'photo.jpg');
+  writeFileSync(photo, jpeg);
+  writeFileSync(join(dir, 'ops.json'), OPERATIONS_TEXT);
+  return {
+    url: server.url,
+    key: server.key,
+    dir,
+    photo,
+    imageUrl: `http://127.0.0.1:${origin.port}/photo.jpg`,
+  };
+}
+
+async function curl(f: Fixture, args: string[]): Promise<void> {
+  const out = join(f.dir, 'curl.out');
+  const { stdout } = await run('curl', [
+    '-sS',
+    '-o',
+    out,
+    '-w',
+    '%{http_code}',
+    '-H',
+    `Authorization: Bearer ${f.key}`,
+    ...args,
+    `${f.url}/v1/image`,
+  ]);
+  assert.equal(stdout, '200', readFileSync(out, 'utf8').slice(0, 300));
+  await assertAskedImage(readFileSync(out), `curl ${args.join(' ')}`);
+}
+
+test('interop: curl -F (plain, ;type=application/json, @file.json) and -d JSON with charset', async (t) => {
+  if (!HAS_CURL) return t.skip('curl is not installed (Debian package "curl")');
+  const f = await fixture(t);
+  await curl(f, ['-F', `image=@${f.photo}`, '-F', `operations=${OPERATIONS_TEXT}`]);
+  await curl(f, ['-F', `image=@${f.photo}`, '-F', `operations=${OPERATIONS_TEXT};type=application/json`]);
+  await curl(f, ['-F', `image=@${f.photo}`, '-F', `operations=@${join(f.dir, 'ops.json')}`]);
+  await curl(f, ['-F', `image=@${f.photo}`, '-F', 'url=', '-F', `operations=${OPERATIONS_TEXT}`]);
+  await curl(f, ['-F', `url=${f.imageUrl}`, '-F', `operations=${OPERATIONS_TEXT}`]);
+  await curl(f, [
+    '-H',
+    'Content-Type: application/json; charset=utf-8',
+    '-d',
+    JSON.stringify({ url: f.imageUrl, operations: OPERATIONS }),
+  ]);
+});
+
+const PYTHON_CLIENT = `
+import json, sys, requests
+base, key, photo, image_url, mode, out = sys.argv[1:7]
+ops = json.dumps({"resize": {"w": 50}, "format": "webp"})
+auth = {"Authorization": "Bearer " + key}
+if mode == "files-data":
+    r = requests.post(base + "/v1/image", headers=auth, files={"image": open(photo, "rb")}, data={"operations": ops})
+elif mode == "typed-part":
+    r = requests.post(base + "/v1/image", headers=auth,
+        files={"image": ("photo.jpg", open(photo, "rb"), "image/jpeg"), "operations": (None, ops, "application/json")})
+elif mode == "url-data":
+    r = requests.post(base + "/v1/image", headers=auth, files={"url": (None, image_url)}, data={"operations": ops})
+else:
+    r = requests.post(base + "/v1/image", headers=auth, json={"url": image_url, "operations": json.loads(ops)})
+open(out, "wb").write(r.content)
+print(r.status_code)
+`;
+
+test('interop: Python requests (files= + data=, a typed application/json part, json=)', async (t) => {
+  const python = PYTHON;
+  if (python === undefined)
+    return t.skip('Python requests is not installed (Debian package "python3-requests")');
+  const f = await fixture(t);
+  const script = join(f.dir, 'client.py');
+  writeFileSync(script, PYTHON_CLIENT);
+  for (const mode of ['files-data', 'typed-part', 'url-data', 'json']) {
+    const out = join(f.dir, `${mode}.out`);
+    const { stdout }: { stdout: string } = await run(python, [
+      script,
+      f.url,
+      f.key,
+      f.photo,
+      f.imageUrl,
+      mode,
+      out,
+    ]);
+    assert.equal(stdout.trim(), '200', `${mode}: ${readFileSync(out, 'utf8').slice(0, 300)}`);
+    await assertAskedImage(readFileSync(out), `requests ${mode}`);
+  }
+});
+
+test('interop: Node fetch with FormData (operations as a string and as an application/json Blob) and a JSON body', async (t) => {
+  const f = await fixture(t);
+  const auth = { authorization: `Bearer ${f.key}` };
+  const photo = new Blob([new Uint8Array(readFileSync(f.photo))], { type: 'image/jpeg' });
+  const forms = [OPERATIONS_TEXT, new Blob([OPERATIONS_TEXT], { type: 'application/json' })].map((ops) => {
+    const form = new FormData();
+    form.append('image', photo, 'photo.jpg');
+    form.append('operations', ops);
+    return form;
+  });
+  for (const body of forms) {
+    const res = await fetch(`${f.url}/v1/image`, { method: 'POST', headers: auth, body });
+    assert.equal(res.status, 200, await res.clone().text());
+    await assertAskedImage(Buffer.from(await res.arrayBuffer()), 'fetch FormData');
+  }
+  const res = await fetch(`${f.url}/v1/image`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: f.imageUrl, operations: OPERATIONS }),
+  });
+  assert.equal(res.status, 200);
+  await assertAskedImage(Buffer.from(await res.arrayBuffer()), 'fetch url form');
+});
+
+/** A body streamed in small chunks, with no Content-Length (chunked transfer encoding). */
+function streamed(bytes: Buffer): Readable {
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += 1024) chunks.push(bytes.subarray(i, i + 1024));
+  return Readable.from(chunks);
+}
+
+test('interop: undici with a streamed body (multipart upload and JSON url form)', async (t) => {
+  const f = await fixture(t);
+  const form = new FormData();
+  form.append('image', new Blob([new Uint8Array(readFileSync(f.photo))]), 'photo.jpg');
+  form.append('operations', OPERATIONS_TEXT);
+  const encoded = new Response(form);
+  const bodies = [
+    {
+      type: encoded.headers.get('content-type') ?? '',
+      bytes: Buffer.from(await encoded.arrayBuffer()),
+    },
+    {
+      type: 'application/json',
+      bytes: Buffer.from(JSON.stringify({ url: f.imageUrl, operations: OPERATIONS })),
+    },
+  ];
+  for (const { type, bytes } of bodies) {
+    const res = await undiciRequest(`${f.url}/v1/image`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.key}`, 'content-type': type },
+      body: streamed(bytes),
+    });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    assert.equal(res.statusCode, 200, body.toString('utf8').slice(0, 300));
+    await assertAskedImage(body, `undici ${type}`);
+  }
+});
+
+test("interop: Chromium's FormData and fetch through playwright-core", async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    return t.skip(
+      `Chromium not found at ${CHROMIUM} (install the Debian package "chromium" or set CHROMIUM_PATH)`,
+    );
+  }
+  const f = await fixture(t);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  await page.goto(`${f.url}/pricing`);
+  const answers = await page.evaluate(
+    async ({ key, photo, ops, imageUrl }) => {
+      const bytes = Uint8Array.from(atob(photo), (c) => c.charCodeAt(0));
+      const auth = { Authorization: `Bearer ${key}` };
+      const upload = new FormData();
+      upload.append('image', new Blob([bytes], { type: 'image/jpeg' }), 'photo.jpg');
+      upload.append('operations', ops);
+      const byUrl = new FormData();
+      byUrl.append('url', imageUrl);
+      byUrl.append('operations', new Blob([ops], { type: 'application/json' }));
+      const out = [];
+      for (const body of [upload, byUrl]) {
+        const res = await fetch('/v1/image', { method: 'POST', headers: auth, body });
+        const buf = new Uint8Array(await res.arrayBuffer());
+        let binary = '';
+        for (const b of buf) binary += String.fromCharCode(b);
+        out.push({ status: res.status, body: btoa(binary) });
+      }
+      return out;
+    },
+    {
+      key: f.key,
+      photo: readFileSync(f.photo).toString('base64'),
+      ops: OPERATIONS_TEXT,
+      imageUrl: f.imageUrl,
+    },
+  );
+  for (const [i, answer] of answers.entries()) {
+    const body = Buffer.from(answer.body, 'base64');
+    assert.equal(answer.status, 200, body.toString('utf8').slice(0, 300));
+    await assertAskedImage(body, `chromium ${i === 0 ? 'upload' : 'url'}`);
+  }
+});
