@@ -23,6 +23,8 @@ export default tseslint.config(
         FormData: 'readonly',
         Blob: 'readonly',
         AbortController: 'readonly',
+        sessionStorage: 'readonly',
+        getSelection: 'readonly',
       },
     },
     rules: {

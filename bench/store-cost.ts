@@ -35,8 +35,11 @@ async function measureDialect(dialect: string, url: string, n: number): Promise<
     const month = new Date().toISOString().slice(0, 7);
     const ops: [string, () => Promise<unknown>][] = [
       ['auth: hash the key + findActiveKeyOwner', () => findActiveKeyOwner(store.db, hashApiKey(key))],
-      ['reserve: incrementUsageBelowLimit', () => incrementUsageBelowLimit(store.db, account.id, month, 1e9)],
-      ['refund: decrementUsage (failure paths only)', () => decrementUsage(store.db, account.id, month)],
+      [
+        'reserve: incrementUsageBelowLimit',
+        () => incrementUsageBelowLimit(store.db, account.id, month, 1e9, 1),
+      ],
+      ['refund: decrementUsage (failure paths only)', () => decrementUsage(store.db, account.id, month, 1)],
     ];
     const rows: StoreRow[] = [];
     for (const [operation, fn] of ops) rows.push({ dialect, operation, ...(await timeIt(n, fn)) });

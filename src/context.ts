@@ -24,7 +24,7 @@ export interface AppContext {
   /** Quota refunds, kept and retried while the store is unavailable. */
   refunds: QuotaRefunds;
   operations: ReturnType<typeof operationsSchema>;
-  /** Link mails, queued off the request path (SMTP_URL, or the dev outbox). */
+  /** The worker that sends the store's mail outbox (SMTP_URL, or the dev outbox of .eml files). */
   mailer: Mailer;
   /** The payment provider: Stripe with STRIPE_SECRET_KEY, else the local one. */
   billing: PaymentProvider;
@@ -57,7 +57,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     statementTimeoutMs: config.databaseStatementTimeoutMs,
   });
   await migrateStore(store.db);
-  const mailer = createMailer(config, log);
+  const mailer = createMailer(config, store.db, log);
   const refunds = createQuotaRefunds(store.db, log);
   const jobs = createLimiter(config.maxConcurrentJobs);
   const fetches = createLimiter(config.maxConcurrentFetches);

@@ -2,6 +2,7 @@
 import type { Config, Tier } from '../config.ts';
 import { apiError } from '../errors.ts';
 import { randomUUID } from 'node:crypto';
+import { insertOutboxMail, type NewOutboxMail } from '../store/outbox.ts';
 import type { Db } from '../store/schema.ts';
 import {
   incrementUsageBelowLimit,
@@ -27,6 +28,28 @@ export function quotaLimitForTier(config: Pick<Config, 'quotas'>, tier: string):
 
 export function remainingUnits(limit: number, used: number): number {
   return Math.max(0, limit - used);
+}
+
+export type UsageWarningLevel = 80 | 100;
+
+/**
+ * The usage warning a counted unit triggers: the unit that uses the last of the quota (100), or the one that
+ * reaches 80 % of it. Other units trigger none, so each warning is considered once per month.
+ */
+export function usageWarningFor(used: number, limit: number): UsageWarningLevel | undefined {
+  if (limit <= 0) return undefined;
+  if (used === limit) return 100;
+  if (used === Math.ceil(limit * 0.8)) return 80;
+  return undefined;
+}
+
+/** Units per day of the month so far, for the account page's chart: `[{ date: 'YYYY-MM-DD', used }]`. */
+export function dailyUsageSoFar(counts: readonly number[], now: Date): { date: string; used: number }[] {
+  const month = usageMonth(now);
+  return Array.from({ length: now.getUTCDate() }, (_, i) => ({
+    date: `${month}-${String(i + 1).padStart(2, '0')}`,
+    used: counts[i] ?? 0,
+  }));
 }
 
 /**
@@ -58,6 +81,8 @@ export interface QuotaReservation {
   id: string;
   accountId: string;
   month: string;
+  /** Day of the month (UTC) the unit is counted on. */
+  day: number;
   limit: number;
   /** Units used this month including this one. */
   used: number;
@@ -75,12 +100,13 @@ export async function reserveQuotaUnit(
   now = new Date(),
 ): Promise<QuotaReservation> {
   const month = usageMonth(now);
+  const day = now.getUTCDate();
   const id = randomUUID();
   // The unit and its reservation row are written together, so a crash never leaves one without the other.
   const used =
     limit > 0
       ? await inTransaction(db, async (trx) => {
-          const count = await incrementUsageBelowLimit(trx, account.id, month, limit);
+          const count = await incrementUsageBelowLimit(trx, account.id, month, limit, day);
           if (count !== undefined) {
             await insertReservation(trx, {
               id,
@@ -102,22 +128,39 @@ export async function reserveQuotaUnit(
       },
     );
   }
-  return { id, accountId: account.id, month, limit, used };
+  return { id, accountId: account.id, month, day, limit, used };
 }
 
-/** The 200 was delivered: the unit stays counted and the reservation row goes. */
-export async function confirmQuotaUnit(db: Db, reservation: QuotaReservation): Promise<void> {
-  await deleteReservation(db, reservation.id);
+/**
+ * The 200 was delivered: the unit stays counted and the reservation row goes. When the unit crosses a warning
+ * level, the warning mail is queued in the same transaction, at most once per account, level and month (its
+ * dedupe key), however many instances count. Returns true when a mail was queued.
+ */
+export async function confirmQuotaUnit(
+  db: Db,
+  reservation: QuotaReservation,
+  warningMail: (level: UsageWarningLevel) => Omit<NewOutboxMail, 'dedupeKey'>,
+): Promise<boolean> {
+  const level = usageWarningFor(reservation.used, reservation.limit);
+  if (!level) {
+    await deleteReservation(db, reservation.id);
+    return false;
+  }
+  return inTransaction(db, async (trx) => {
+    if (!(await deleteReservation(trx, reservation.id))) return false;
+    const dedupeKey = `usage-${level}:${reservation.accountId}:${reservation.month}`;
+    return insertOutboxMail(trx, { ...warningMail(level), dedupeKey });
+  });
 }
 
 /** Gives the unit back, once: only a reservation row still present is refunded. */
 export async function refundQuotaUnit(
   db: Db,
-  reservation: Pick<QuotaReservation, 'id' | 'accountId' | 'month'>,
+  reservation: Pick<QuotaReservation, 'id' | 'accountId' | 'month' | 'day'>,
 ) {
   await inTransaction(db, async (trx) => {
     if (await deleteReservation(trx, reservation.id)) {
-      await decrementUsage(trx, reservation.accountId, reservation.month);
+      await decrementUsage(trx, reservation.accountId, reservation.month, reservation.day);
     }
   });
 }
@@ -129,7 +172,8 @@ export async function refundQuotaUnit(
 export async function refundAbandonedReservations(db: Db, before: Date): Promise<number> {
   const rows = await findReservationsCreatedBefore(db, before.toISOString());
   for (const row of rows) {
-    await refundQuotaUnit(db, { id: row.id, accountId: row.account_id, month: row.month });
+    const day = new Date(row.created_at).getUTCDate();
+    await refundQuotaUnit(db, { id: row.id, accountId: row.account_id, month: row.month, day });
   }
   return rows.length;
 }

@@ -6,6 +6,7 @@ import { apiError, type ApiError } from '../errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';
 import { findOrCreateAccount, normaliseEmail } from '../store/accounts.ts';
 import { insertApiKeyUnlessActive, replaceActiveKey } from '../store/keys.ts';
+import { insertOutboxMail } from '../store/outbox.ts';
 import type { Db } from '../store/schema.ts';
 import {
   consumeMagicToken,
@@ -59,13 +60,17 @@ export async function requestMagicLink(ctx: AppContext, purpose: TokenPurpose, e
   }
   const token = generateMagicToken();
   const ttl = ctx.config.magicLinkTtlSeconds;
-  await insertMagicToken(
-    db,
-    { tokenHash: hashMagicToken(token), purpose, email, expiresAt: new Date(now.getTime() + ttl * 1000) },
-    now,
-  );
   const link = verifyLink(ctx.config.publicBaseUrl, purpose, token);
-  ctx.mailer.enqueue({ to: email, ...linkMail(purpose, link, ttl), links: [link] });
+  // The token and its mail are committed together: no token without its mail, no mail for a lost token.
+  await db.transaction().execute(async (trx) => {
+    await insertMagicToken(
+      trx,
+      { tokenHash: hashMagicToken(token), purpose, email, expiresAt: new Date(now.getTime() + ttl * 1000) },
+      now,
+    );
+    await insertOutboxMail(trx, { to: email, ...linkMail(purpose, link, ttl), links: [link] }, now);
+  });
+  ctx.mailer.wake();
   await deleteExpiredMagicTokens(db, new Date(now.getTime() - EXPIRED_TOKEN_RETENTION_MS));
 }
 
@@ -79,20 +84,21 @@ export interface VerifiedLink {
 const MESSAGES = {
   issued: 'Your API key is shown only this once: store it now. Send it as "Authorization: Bearer <key>".',
   alreadyActive:
-    'This address already has an active API key, so no new one was issued. Replace a lost key with ' +
-    'POST /v1/keys/recover, or a leaked one with POST /v1/keys/rotate.',
+    'This address already has an active API key, so no new one was issued. Replace a lost key with key ' +
+    'recovery (the form on /pricing, or POST /v1/keys/recover), or a leaked one on /account (POST /v1/keys/rotate).',
   replaced: 'Your previous key is revoked. The new key is shown only this once: store it now.',
 };
 
 /** Why a token could not be consumed: unknown (or of the other purpose), already used, or expired. */
 async function tokenFailure(db: Db, tokenHash: string, purpose: TokenPurpose, now: Date): Promise<ApiError> {
   const row = await findMagicToken(db, tokenHash, purpose);
-  if (!row) return apiError('invalid_token', 'This link is not recognised. Ask for a new one.');
-  if (row.used_at !== null) return apiError('token_used', 'This link was already used. Ask for a new one.');
+  if (!row) return apiError('invalid_token', 'This link is not recognised. Ask for a new one on /pricing.');
+  if (row.used_at !== null)
+    return apiError('token_used', 'This link was already used. Ask for a new one on /pricing.');
   if (row.expires_at <= now.toISOString()) {
-    return apiError('token_expired', 'This link has expired. Ask for a new one.');
+    return apiError('token_expired', 'This link has expired. Ask for a new one on /pricing.');
   }
-  return apiError('invalid_token', 'This link is not recognised. Ask for a new one.');
+  return apiError('invalid_token', 'This link is not recognised. Ask for a new one on /pricing.');
 }
 
 /**

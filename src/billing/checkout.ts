@@ -44,7 +44,20 @@ export interface SessionKeyResult {
   apiKey: string | null;
   email: string;
   tier: string;
+  /** Why apiKey is what it is: issued now, the account already had a key, or this session's key was shown. */
+  reason: 'issued' | 'account_has_key' | 'already_shown';
+  message: string;
 }
+
+const SESSION_KEY_MESSAGES: Record<SessionKeyResult['reason'], string> = {
+  issued: 'Your API key is shown only this once: store it now. Send it as "Authorization: Bearer <key>".',
+  account_has_key:
+    'This account already has an API key, so no new one was issued; your plan now applies to that key. ' +
+    'Lost it? Replace it with key recovery (POST /v1/keys/recover, or the form on /pricing).',
+  already_shown:
+    'The key of this checkout was already shown and cannot be shown again. ' +
+    'Lost it? Replace it with key recovery (POST /v1/keys/recover, or the form on /pricing).',
+};
 
 /**
  * The account a paid session provisions: the one already holding the session's provider customer (as for
@@ -91,7 +104,8 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
   const claimed = await claimCheckoutSession(deps.db, session.id, account.id);
   const apiKey = claimed ? await issueFirstKey(deps.db, account.id) : null;
   const current = (await findAccountById(deps.db, account.id)) ?? account;
-  return { apiKey, email: current.email, tier: current.tier };
+  const reason = apiKey ? 'issued' : claimed ? 'account_has_key' : 'already_shown';
+  return { apiKey, email: current.email, tier: current.tier, reason, message: SESSION_KEY_MESSAGES[reason] };
 }
 
 /** A portal session for the account's provider customer; 409 no_billing_account when it never bought. */

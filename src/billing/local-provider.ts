@@ -20,6 +20,7 @@ import {
   formatMonthlyPrice,
   isPaidTier,
   LOCAL_PRICES_CENTS,
+  type DisplayPrices,
   type PaidTier,
   type PriceTable,
 } from './tiers.ts';
@@ -144,6 +145,14 @@ export class LocalProvider implements PaymentProvider {
       nowSeconds() + PORTAL_TTL_SECONDS,
     );
     return { url: `${this.config.publicBaseUrl}/dev/billing/portal/${token}` };
+  }
+
+  displayPrices(): Promise<DisplayPrices> {
+    const prices: DisplayPrices = {};
+    for (const tier of Object.keys(LOCAL_PRICES_CENTS) as PaidTier[]) {
+      prices[tier] = formatMonthlyPrice(LOCAL_PRICES_CENTS[tier]);
+    }
+    return Promise.resolve(prices);
   }
 
   verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent {

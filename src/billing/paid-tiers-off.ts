@@ -1,6 +1,7 @@
 // The provider used in production when neither Stripe nor LOCAL_BILLING=on is configured: paid tiers are off.
 import { apiError, type ApiError } from '../errors.ts';
 import type { BillingEvent, CheckoutSessionState, PaymentProvider, SubscriptionState } from './provider.ts';
+import type { DisplayPrices } from './tiers.ts';
 
 export const PAID_TIERS_OFF_MESSAGE =
   'Paid tiers are not configured on this server (no payment provider); the free tier is available through POST /v1/signup';
@@ -27,6 +28,10 @@ export class PaidTiersOff implements PaymentProvider {
 
   createPortal(): Promise<{ url: string }> {
     return Promise.reject(paidTiersOff());
+  }
+
+  displayPrices(): Promise<DisplayPrices> {
+    return Promise.resolve({});
   }
 
   verifyEvent(): BillingEvent {

@@ -4,7 +4,7 @@ import type { Db } from '../store/schema.ts';
 import { LocalProvider } from './local-provider.ts';
 import { PaidTiersOff } from './paid-tiers-off.ts';
 import { StripeProvider } from './stripe-provider.ts';
-import type { PaidTier } from './tiers.ts';
+import type { DisplayPrices, PaidTier } from './tiers.ts';
 
 export interface CheckoutRequest {
   tier: PaidTier;
@@ -75,6 +75,8 @@ export interface PaymentProvider {
   /** Undefined when the provider knows no such subscription. */
   retrieveSubscription(subscriptionId: string): Promise<SubscriptionState | undefined>;
   createPortal(customerId: string, returnUrl: string): Promise<{ url: string }>;
+  /** What each paid tier costs, for the pricing page; never throws (a price it cannot read is left out). */
+  displayPrices(): Promise<DisplayPrices>;
   /** Checks the signature over the exact raw body (tolerance 300 s) and parses the event. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent;
 }

@@ -18,7 +18,16 @@ import {
   subscriptionState,
   verifyStripeEvent,
 } from './stripe-events.ts';
-import { priceIdForTier, type PriceTable } from './tiers.ts';
+import {
+  formatMonthlyPrice,
+  priceIdForTier,
+  type DisplayPrices,
+  type PaidTier,
+  type PriceTable,
+} from './tiers.ts';
+
+const PRICE_CACHE_MS = 10 * 60_000;
+const PRICE_RETRY_MS = 60_000;
 
 type StripeSettings = NonNullable<Config['stripe']>;
 
@@ -56,6 +65,7 @@ export class StripeProvider implements PaymentProvider {
   private readonly stripe: Stripe;
   private readonly prices: PriceTable;
   private readonly webhookSecret: string;
+  private priceCache: { prices: DisplayPrices; until: number } | undefined;
 
   constructor(settings: StripeSettings) {
     this.stripe = new Stripe(settings.secretKey, {
@@ -146,6 +156,31 @@ export class StripeProvider implements PaymentProvider {
       });
       return { url: session.url };
     });
+  }
+
+  /** Read from Stripe's prices and kept for PRICE_CACHE_MS, so the pricing page costs no provider call per view. */
+  async displayPrices(): Promise<DisplayPrices> {
+    const now = Date.now();
+    if (this.priceCache && this.priceCache.until > now) return this.priceCache.prices;
+    const prices: DisplayPrices = {};
+    await Promise.all(
+      (Object.keys(this.prices) as PaidTier[]).map(async (tier) => {
+        const id = this.prices[tier];
+        if (!id) return;
+        try {
+          const price = await this.stripe.prices.retrieve(id);
+          if (price.unit_amount !== null) {
+            prices[tier] = formatMonthlyPrice(price.unit_amount, price.currency, price.recurring?.interval);
+          }
+        } catch {
+          // Left out: the page says the price is shown at checkout.
+        }
+      }),
+    );
+    // An incomplete read is kept for a minute only, so a Stripe outage costs one read a minute, not one a view.
+    const complete = Object.keys(prices).length === Object.values(this.prices).filter(Boolean).length;
+    this.priceCache = { prices, until: now + (complete ? PRICE_CACHE_MS : PRICE_RETRY_MS) };
+    return prices;
   }
 
   verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent {

@@ -35,6 +35,14 @@ export function tierForSubscription(status: string, priceTier: PaidTier | undefi
 /** Display prices of the local provider, in cents per month: no money moves, but the page shows one. */
 export const LOCAL_PRICES_CENTS: Record<PaidTier, number> = { starter: 900, growth: 2900, scale: 9900 };
 
-export function formatMonthlyPrice(cents: number): string {
-  return `$${(cents / 100).toFixed(2)} / month`;
+/** "$9.00 / month", "€12.00 / year": an amount in the currency's minor unit, as the provider gives it. */
+export function formatMonthlyPrice(cents: number, currency = 'usd', interval = 'month'): string {
+  const amount = new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency: currency.toUpperCase(),
+  }).format(cents / 100);
+  return `${amount} / ${interval}`;
 }
+
+/** Display price of each paid tier ("$9.00 / month"); a tier whose price cannot be read is left out. */
+export type DisplayPrices = Partial<Record<PaidTier, string>>;

@@ -150,8 +150,9 @@ export const ENDPOINTS: Endpoint[] = [
     ],
     success: {
       status: 200,
-      description: 'apiKey, or null (the account already has a key).',
-      schema: 'ApiKey',
+      description:
+        'JSON for API clients: apiKey, or null (the account already has a key, or this key was already shown). A browser (Accept: text/html) gets a page that shows the key once with a copy button.',
+      schema: 'SessionKey',
     },
     errors: ['session_not_found', 'payment_incomplete', 'provider_unavailable', 'store_unavailable'],
   },

@@ -8,6 +8,7 @@ import { ENDPOINTS, type Endpoint } from './openapi-endpoints.ts';
 import {
   accountResponseSchema,
   apiKeyResponseSchema,
+  sessionKeyResponseSchema,
   checkoutBodySchema,
   healthResponseSchema,
   messageResponseSchema,
@@ -239,6 +240,7 @@ export function buildOpenApiDocument(
         CheckoutBody: toSchema(checkoutBodySchema, 'output'),
         Message: toSchema(messageResponseSchema, 'output'),
         ApiKey: toSchema(apiKeyResponseSchema, 'output'),
+        SessionKey: toSchema(sessionKeyResponseSchema, 'output'),
         Url: toSchema(urlResponseSchema, 'output'),
         Account: toSchema(accountResponseSchema, 'output'),
         Health: toSchema(healthResponseSchema, 'output'),

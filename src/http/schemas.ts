@@ -38,6 +38,17 @@ export const apiKeyResponseSchema = z.looseObject({
     .describe('The new key, shown once; null when the account already has an active key.'),
 });
 
+export const sessionKeyResponseSchema = apiKeyResponseSchema.extend({
+  email: z.string().meta({ format: 'email' }),
+  tier: z.enum(TIERS as ['free', 'starter', 'growth', 'scale']),
+  reason: z
+    .enum(['issued', 'account_has_key', 'already_shown'])
+    .describe(
+      "issued: apiKey is the new key; account_has_key: the account already had a key (the plan applies to it); already_shown: this session's key was shown before.",
+    ),
+  message: z.string().describe('What happened and what to do next, in words.'),
+});
+
 export const urlResponseSchema = z.looseObject({ url: z.url().describe('Where to send the user next.') });
 
 export const accountResponseSchema = z.looseObject({
@@ -49,6 +60,14 @@ export const accountResponseSchema = z.looseObject({
     remaining: z.number().int(),
     resetsAt: z.iso.datetime().describe('Start of the next UTC calendar month.'),
   }),
+  daily: z
+    .array(
+      z.object({
+        date: z.iso.date().describe('A day of this month (UTC).'),
+        used: z.number().int().describe('Images counted on that day.'),
+      }),
+    )
+    .describe('Images per day this month, from the 1st to today (UTC).'),
 });
 
 export const healthResponseSchema = z.looseObject({ status: z.string() });

@@ -89,6 +89,8 @@ export function verifyPageHtml(purpose: TokenPurpose): string {
 <p><button id="go" type="button">${w.button}</button></p>
 <div id="out" hidden><p id="msg" role="status"></p>
 <div id="keybox" hidden><code id="key"></code><button id="copy" type="button">Copy key</button></div></div>
+<p>Need a new link? <a href="/pricing#buy">Sign up</a> or <a href="/pricing#recover">recover a lost key</a>.
+Then: your <a href="/account">account</a>, the <a href="/">playground</a>, the <a href="/docs">API docs</a>.</p>
 <script>${SCRIPT}</script></body></html>
 `;
 }

@@ -1,53 +1,70 @@
-// owns: sending mail off the request path: nodemailer over SMTP_URL, or RFC 5322 .eml files in <DATA_DIR>/outbox.
+// owns: sending mail off the request path: a worker drains the store's outbox (src/store/outbox.ts) over SMTP_URL
+// with nodemailer, or into RFC 5322 .eml files in <DATA_DIR>/outbox; retries with back-off for 24 hours.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { createRetryQueue, type RetryQueueOptions } from './queue.ts';
-
-export interface OutgoingMail {
-  to: string;
-  subject: string;
-  text: string;
-  html: string;
-  /** Links the mail carries; the dev outbox logs them (it is the developer's inbox), SMTP mode never does. */
-  links: string[];
-}
+import {
+  claimDueMail,
+  deleteSettledMailBefore,
+  markMailAttemptFailed,
+  markMailSent,
+  type ClaimedMail,
+} from '../store/outbox.ts';
+import type { Db } from '../store/schema.ts';
 
 export interface Mailer {
   readonly mode: 'smtp' | 'outbox';
-  /** Queues the mail and returns at once: delivery, retries and their failures never reach the caller. */
-  enqueue(mail: OutgoingMail): void;
-  /** Resolves once every queued mail was delivered or given up (tests, shutdown). */
+  /** Starts a pass over the outbox now: call it after the transaction that queued a mail has committed. */
+  wake(): void;
+  /** Resolves once a pass finds no mail due now (tests, shutdown). */
   idle(): Promise<void>;
+  /** Stops the worker; mails not yet sent stay in the outbox for the next start or another instance. */
   close(): Promise<void>;
 }
 
-export const DEFAULT_QUEUE_OPTIONS: RetryQueueOptions = {
-  retryDelaysMs: [2_000, 15_000, 60_000],
-  maxQueued: 1_000,
-  closeTimeoutMs: 5_000,
-};
-
-// Bounds one SMTP attempt so a silent server cannot hold the queue.
-const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
-
-interface QueuedMail {
-  id: string;
-  mail: OutgoingMail;
+export interface MailWorkerOptions {
+  /** Wait after the n-th failed attempt (n from 1). */
+  retryDelayMs(failedAttempts: number): number;
+  /** A mail still failing this long after it was queued is given up. */
+  giveUpAfterMs: number;
+  /** How often the outbox is read for mails queued by other instances or due for a retry. */
+  pollIntervalMs: number;
+  /** How long a claimed mail stays reserved to this instance; longer than one SMTP attempt can take. */
+  leaseMs: number;
+  closeTimeoutMs: number;
+  now(): Date;
 }
 
+const RETRY_DELAYS_MS = [2_000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000];
+const MAX_RETRY_DELAY_MS = 15 * 60_000;
+
+export const DEFAULT_WORKER_OPTIONS: MailWorkerOptions = {
+  retryDelayMs: (n) => RETRY_DELAYS_MS[n - 1] ?? MAX_RETRY_DELAY_MS,
+  giveUpAfterMs: 24 * 3600_000,
+  pollIntervalMs: 1_000,
+  leaseMs: 120_000,
+  closeTimeoutMs: 5_000,
+  now: () => new Date(),
+};
+
+/** Sent and given-up rows are kept this long (the record that a mail went out), then deleted. */
+const SETTLED_RETENTION_MS = 7 * 24 * 3600_000;
+
+// Bounds one SMTP attempt so a silent server cannot hold the worker.
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+
 interface Delivery {
-  deliver(item: QueuedMail): Promise<void>;
+  deliver(mail: ClaimedMail): Promise<void>;
   close(): void;
 }
 
 function smtpDelivery(smtpUrl: string, from: string): Delivery {
   const transport: Transporter = nodemailer.createTransport(smtpUrl, { ...SMTP_TIMEOUTS, from });
   return {
-    async deliver({ mail }) {
+    async deliver(mail) {
       await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
     },
     close: () => transport.close(),
@@ -58,7 +75,7 @@ function smtpDelivery(smtpUrl: string, from: string): Delivery {
 function outboxDelivery(dir: string, from: string, log: Logger): Delivery {
   const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   return {
-    async deliver({ id, mail }) {
+    async deliver(mail) {
       const info = await composer.sendMail({
         from,
         to: mail.to,
@@ -67,11 +84,11 @@ function outboxDelivery(dir: string, from: string, log: Logger): Delivery {
         html: mail.html,
       });
       await mkdir(dir, { recursive: true });
-      const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${id}.eml`);
+      const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${mail.id}.eml`);
       await writeFile(`${file}.tmp`, info.message as Buffer);
       await rename(`${file}.tmp`, file);
       log.info(
-        { mailId: id, to: mail.to, subject: mail.subject, file, links: mail.links },
+        { mailId: mail.id, to: mail.to, subject: mail.subject, file, links: mail.links },
         'mail written to outbox',
       );
     },
@@ -81,28 +98,97 @@ function outboxDelivery(dir: string, from: string, log: Logger): Delivery {
 
 export function createMailer(
   config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'dataDir'>,
+  db: Db,
   log: Logger,
-  queueOptions: RetryQueueOptions = DEFAULT_QUEUE_OPTIONS,
+  options: MailWorkerOptions = DEFAULT_WORKER_OPTIONS,
 ): Mailer {
   const delivery = config.smtpUrl
     ? smtpDelivery(config.smtpUrl, config.mailFrom)
     : outboxDelivery(join(config.dataDir, 'outbox'), config.mailFrom, log);
-  const queue = createRetryQueue<QueuedMail>(
-    async (item, attempt) => {
-      await delivery.deliver(item);
-      log.info({ mailId: item.id, subject: item.mail.subject, attempt }, 'mail delivered');
-    },
-    (item) => ({ mailId: item.id, subject: item.mail.subject }),
-    log,
-    queueOptions,
-  );
+  // One owner id per process: a lease names who may settle the mail.
+  const owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  let running: Promise<void> | undefined;
+  let closed = false;
+
+  const attempt = async (mail: ClaimedMail) => {
+    try {
+      await delivery.deliver(mail);
+      await markMailSent(db, mail.id, owner, options.now());
+      log.info({ mailId: mail.id, subject: mail.subject, attempt: mail.attempts }, 'mail delivered');
+    } catch (err) {
+      const now = options.now();
+      const giveUpAt = mail.createdAt.getTime() + options.giveUpAfterMs;
+      const retryAt =
+        now.getTime() >= giveUpAt
+          ? undefined
+          : new Date(Math.min(now.getTime() + options.retryDelayMs(mail.attempts), giveUpAt));
+      const summary = errorSummary(err);
+      log.warn(
+        { mailId: mail.id, subject: mail.subject, attempt: mail.attempts, err: summary },
+        'mail attempt failed',
+      );
+      if (!retryAt)
+        log.error({ mailId: mail.id, attempts: mail.attempts }, 'mail delivery failed; giving up');
+      await markMailAttemptFailed(db, mail.id, owner, summary.message, retryAt);
+    }
+  };
+
+  const pass = async () => {
+    try {
+      for (;;) {
+        if (closed) return;
+        const now = options.now();
+        const mail = await claimDueMail(db, owner, now, new Date(now.getTime() + options.leaseMs));
+        if (!mail) break;
+        await attempt(mail);
+      }
+      await deleteSettledMailBefore(db, new Date(options.now().getTime() - SETTLED_RETENTION_MS));
+    } catch (err) {
+      // The store is unavailable: the mails stay where they are, and the next poll tries again.
+      log.warn({ err: errorSummary(err) }, 'mail outbox unavailable; will retry');
+    }
+  };
+
+  const runPass = (): Promise<void> => {
+    running ??= pass().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  const timer = setInterval(() => void runPass(), options.pollIntervalMs);
+  timer.unref();
+  // Mails left by a previous run (or another instance) go out without waiting for the first tick.
+  void runPass();
+
   return {
     mode: config.smtpUrl ? 'smtp' : 'outbox',
-    enqueue: (mail) => queue.push({ id: randomBytes(6).toString('hex'), mail }),
-    idle: () => queue.idle(),
+    wake: () => {
+      if (closed) return;
+      // A pass already running may have read the outbox before the new mail was committed: run one more.
+      if (running) void running.then(runPass);
+      else void runPass();
+    },
+    async idle() {
+      if (running) await running;
+      await runPass();
+    },
     async close() {
-      await queue.close();
+      closed = true;
+      clearInterval(timer);
+      let timeout: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timeout = setTimeout(resolve, options.closeTimeoutMs);
+      });
+      await Promise.race([running ?? Promise.resolve(), deadline]);
+      clearTimeout(timeout);
       delivery.close();
     },
   };
+}
+
+/** What a failure log line may say: the error's message and code, never the mail it was carrying. */
+export function errorSummary(err: unknown): { message: string; code?: string; responseCode?: number } {
+  const e = err as { message?: string; code?: string; responseCode?: number };
+  return { message: String(e?.message ?? err), code: e?.code, responseCode: e?.responseCode };
 }

@@ -59,3 +59,47 @@ export function linkMail(purpose: TokenPurpose, link: string, ttlSeconds: number
 `;
   return { subject: w.subject, text, html };
 }
+
+export interface UsageWarning {
+  level: 80 | 100;
+  used: number;
+  limit: number;
+  tier: string;
+  resetsAt: Date;
+  upgradeUrl: string;
+  accountUrl: string;
+}
+
+/** The mail sent when an account reaches 80 % or all of its monthly quota: figures, reset date, where to upgrade. */
+export function usageWarningMail(w: UsageWarning): MailContent & { links: string[] } {
+  const resets = w.resetsAt.toISOString().slice(0, 10);
+  const subject =
+    w.level === 100
+      ? 'imgpipe: your monthly quota is used up'
+      : `imgpipe: you have used ${w.level} % of your monthly quota`;
+  const state =
+    w.level === 100
+      ? `You have used all ${w.limit} images of your ${w.tier} plan this month. Further requests answer 429 quota_exceeded until the quota resets on ${resets}.`
+      : `You have used ${w.used} of the ${w.limit} images of your ${w.tier} plan this month. The quota resets on ${resets}.`;
+  const upgrade = 'Upgrade for a larger monthly quota:';
+  const text = [
+    state,
+    '',
+    upgrade,
+    w.upgradeUrl,
+    '',
+    `Your usage: ${w.accountUrl}`,
+    '',
+    '-- imgpipe',
+    '',
+  ].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family:sans-serif;line-height:1.5">
+<p>${escapeHtml(state)}</p>
+<p><a href="${escapeHtml(w.upgradeUrl)}" style="display:inline-block;padding:.6em 1.2em;background:#1f6feb;color:#fff;text-decoration:none;border-radius:6px">See plans and upgrade</a></p>
+<p>Your usage this month: <a href="${escapeHtml(w.accountUrl)}">${escapeHtml(w.accountUrl)}</a></p>
+<p>-- imgpipe</p>
+</body></html>
+`;
+  return { subject, text, html, links: [w.upgradeUrl, w.accountUrl] };
+}

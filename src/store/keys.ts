@@ -87,8 +87,12 @@ export async function insertApiKeyUnlessActive(db: Db, accountId: string, keyHas
   return inserted !== undefined;
 }
 
-/** Rounds of revoke-then-insert before a replacement gives up (each lost round means a racer's key committed). */
-const REPLACE_ROUNDS = 10;
+/**
+ * Rounds of revoke-then-insert before a replacement gives up. Each lost round means a racer's key committed, so
+ * the rounds always make progress; the bound is far above any realistic number of simultaneous replacements of
+ * one account (the contract test races 24 and, on a loaded machine, one racer lost more than 10 rounds).
+ */
+const REPLACE_ROUNDS = 100;
 
 /**
  * Makes `keyHash` the account's one active key, revoking whichever key is active. On PostgreSQL a racing

@@ -24,11 +24,47 @@ export interface ApiKeyTable {
   revoked_at: string | null;
 }
 
+/** Day of the month 1..31 → its column on the usage row. */
+export type DayColumn = `d${number}`;
+export const DAY_COLUMNS: readonly DayColumn[] = Array.from(
+  { length: 31 },
+  (_, i) => `d${i + 1}` as DayColumn,
+);
+
+export function dayColumn(day: number): DayColumn {
+  return `d${day}`;
+}
+
 export interface UsageTable {
   account_id: string;
   /** Calendar month in UTC, `YYYY-MM`. */
   month: string;
   used: Generated<number>;
+  /** Units counted on each day of the month (UTC): d1..d31, kept by the statements that count `used`. */
+  [day: DayColumn]: Generated<number>;
+}
+
+/** A mail waiting to be sent, or sent (bodies erased), or given up after 24 hours of failures. */
+export interface MailOutboxTable {
+  id: string;
+  /** Set for mails that must go out at most once (usage warnings): a unique key. */
+  dedupe_key: string | null;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  /** JSON array of the links the mail carries (the dev outbox logs them). */
+  links: string;
+  /** `pending`, `sent` or `failed`. */
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  /** The instance holding the mail while it tries to send it, until lease_until. */
+  lease_owner: string | null;
+  lease_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
 }
 
 /** A quota unit held by a request in flight: deleted when the unit is counted (200 delivered) or refunded. */
@@ -115,6 +151,7 @@ export interface Database {
   local_subscriptions: LocalSubscriptionTable;
   local_portal_sessions: LocalPortalSessionTable;
   quota_reservations: QuotaReservationTable;
+  mail_outbox: MailOutboxTable;
 }
 
 export type Db = Kysely<Database>;

@@ -1,20 +1,30 @@
 // Monthly usage rows: the conditional increment that reserves a unit, the refund, and reads.
-import type { Db } from './schema.ts';
+import { sql } from 'kysely';
+import { DAY_COLUMNS, dayColumn, type DayColumn, type Db } from './schema.ts';
 
-/** Adds one unit only while used < limit; returns the new count, or undefined when the quota is used up. */
+/**
+ * Adds one unit to the month and to its day (d1..d31) only while used < limit; returns the new monthly count, or
+ * undefined when the quota is used up. One statement: the daily figures cost the image path nothing extra.
+ */
 export async function incrementUsageBelowLimit(
   db: Db,
   accountId: string,
   month: string,
   limit: number,
+  day: number,
 ): Promise<number | undefined> {
+  const column = dayColumn(day);
+  const dayCount: Record<DayColumn, number> = { [column]: 1 };
   const row = await db
     .insertInto('usage')
-    .values({ account_id: accountId, month, used: 1 })
+    .values({ account_id: accountId, month, used: 1, ...dayCount })
     .onConflict((oc) =>
       oc
         .columns(['account_id', 'month'])
-        .doUpdateSet((eb) => ({ used: eb('usage.used', '+', 1) }))
+        .doUpdateSet((eb) => ({
+          used: eb('usage.used', '+', 1),
+          [column]: eb(eb.ref(`usage.${column}`), '+', 1),
+        }))
         .where('usage.used', '<', limit),
     )
     .returning('used')
@@ -22,10 +32,15 @@ export async function incrementUsageBelowLimit(
   return row?.used;
 }
 
-export async function decrementUsage(db: Db, accountId: string, month: string): Promise<void> {
+/** Gives back one unit of the month and of the day it was counted on. */
+export async function decrementUsage(db: Db, accountId: string, month: string, day: number): Promise<void> {
+  const column = dayColumn(day);
   await db
     .updateTable('usage')
-    .set((eb) => ({ used: eb('used', '-', 1) }))
+    .set((eb) => ({
+      used: eb('used', '-', 1),
+      [column]: sql`case when ${sql.ref(column)} > 0 then ${sql.ref(column)} - 1 else 0 end`,
+    }))
     .where('account_id', '=', accountId)
     .where('month', '=', month)
     .where('used', '>', 0)
@@ -40,6 +55,17 @@ export async function findUsage(db: Db, accountId: string, month: string): Promi
     .where('month', '=', month)
     .executeTakeFirst();
   return row?.used ?? 0;
+}
+
+/** Units counted on each day of the month: index 0 is day 1; 31 entries (days past the month's end are 0). */
+export async function findDailyUsage(db: Db, accountId: string, month: string): Promise<number[]> {
+  const row = await db
+    .selectFrom('usage')
+    .select([...DAY_COLUMNS])
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .executeTakeFirst();
+  return DAY_COLUMNS.map((column) => Number(row?.[column] ?? 0));
 }
 
 export interface ReservationRow {

@@ -10,6 +10,8 @@ export interface SmtpSink {
   messages: ParsedMail[];
   /** MAIL FROM commands seen, accepted or refused: one per delivery attempt. */
   attempts: number;
+  /** While true every attempt is refused (451): an outage the test ends by setting it false. */
+  refusing: boolean;
   /** Resolves once `count` messages have arrived (the test runner's timeout bounds it). */
   waitForMessages(count: number): Promise<ParsedMail[]>;
   close(): Promise<void>;
@@ -28,6 +30,7 @@ export async function startSmtpSink(t: TestContext, options: SmtpSinkOptions = {
     url: '',
     messages,
     attempts: 0,
+    refusing: false,
     waitForMessages: (count) =>
       new Promise((resolve) => {
         const check = () =>
@@ -42,7 +45,7 @@ export async function startSmtpSink(t: TestContext, options: SmtpSinkOptions = {
     logger: false,
     onMailFrom(_address, _session, callback) {
       sink.attempts += 1;
-      if (sink.attempts <= refuse) {
+      if (sink.attempts <= refuse || sink.refusing) {
         const err = Object.assign(new Error('mailbox temporarily unavailable'), { responseCode: 451 });
         callback(err);
         return;

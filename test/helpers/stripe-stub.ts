@@ -174,6 +174,18 @@ export async function startStripeStub(): Promise<StripeStub> {
         url: `https://billing.stripe.test/p/session/${id}`,
       });
     }
+    if (req.method === 'GET' && (match = /^\/v1\/prices\/([^/]+)$/.exec(url.pathname))) {
+      const id = decodeURIComponent(match[1]!);
+      const amount = STUB_PRICE_AMOUNTS[id];
+      if (amount === undefined) return missing(res, 'price', id);
+      return send(res, 200, {
+        id,
+        object: 'price',
+        currency: 'eur',
+        unit_amount: amount,
+        recurring: { interval: 'month', interval_count: 1 },
+      });
+    }
     if (req.method === 'GET' && (match = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname))) {
       const sub = stub.subscriptions.get(decodeURIComponent(match[1]!));
       return sub ? send(res, 200, sub) : missing(res, 'subscription', match[1]!);
@@ -193,6 +205,12 @@ export async function startStripeStub(): Promise<StripeStub> {
 
 export const STUB_WEBHOOK_SECRET = 'whsec_test_imgpipe';
 export const STUB_PRICES = { starter: 'price_starter_t', growth: 'price_growth_t', scale: 'price_scale_t' };
+/** Amounts (euro cents a month) the stub's prices carry; the pricing page shows them as "€12.00 / month". */
+const STUB_PRICE_AMOUNTS: Record<string, number> = {
+  [STUB_PRICES.starter]: 1200,
+  [STUB_PRICES.growth]: 3900,
+  [STUB_PRICES.scale]: 11900,
+};
 
 /** Environment that runs imgpipe on Stripe, pointed at the stub. */
 export function stripeEnv(stub: StripeStub): Record<string, string> {

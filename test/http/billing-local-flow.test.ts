@@ -8,8 +8,9 @@ import { signedEvent } from '../helpers/stripe-stub.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
+/** Everything the page loads comes from this server: no address with a scheme or a protocol-relative one. */
 function assertSelfContained(html: string) {
-  assert.doesNotMatch(html, /<script|<link|src=|href="https?:/i, 'pages load no external assets');
+  assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//i, 'pages load nothing from another origin');
 }
 
 test('local provider: checkout → pay → key once → null → portal → upgrade → cancel, over HTTP', async (t) => {
@@ -176,7 +177,7 @@ test('dev billing pages exist only without STRIPE_SECRET_KEY', async (t) => {
   assert.equal(res.json().error.code, 'not_found');
 });
 
-test('pricing: every tier with its configured quota, and a checkout form per paid tier', async (t) => {
+test('pricing: every tier with its configured quota and price, one e-mail field and one checkout button per paid tier', async (t) => {
   const h = await buildTestApp(t, { QUOTA_STARTER: '1234', QUOTA_GROWTH: '23456', QUOTA_FREE: '77' });
   const res = await h.app.inject({ method: 'GET', url: '/pricing' });
   assert.equal(res.statusCode, 200);
@@ -184,12 +185,21 @@ test('pricing: every tier with its configured quota, and a checkout form per pai
   assert.match(res.body, /1,234<\/strong> images \/ month/);
   assert.match(res.body, /23,456<\/strong> images \/ month/);
   assert.match(res.body, /100,000<\/strong> images \/ month/);
-  assert.match(res.body, /Free: 77 images/);
-  for (const tier of ['starter', 'growth', 'scale']) {
-    assert.match(res.body, new RegExp(`<input type="hidden" name="tier" value="${tier}">`));
+  assert.match(res.body, /77<\/strong> images \/ month/);
+  for (const [tier, price] of [
+    ['starter', '$9.00 / month'],
+    ['growth', '$29.00 / month'],
+    ['scale', '$99.00 / month'],
+  ]) {
+    assert.match(res.body, new RegExp(`<button type="submit" name="tier" value="${tier}"`));
+    assert.ok(res.body.includes(`<div class="price">${price}</div>`), `${tier} shows ${price}`);
   }
-  assert.equal(res.body.match(/<form method="post" action="\/v1\/billing\/checkout">/g)?.length, 3);
-  assert.equal(res.body.match(/<input type="email" name="email"/g)?.length, 3);
+  assert.equal(res.body.match(/<form id="buy" method="post" action="\/v1\/billing\/checkout">/g)?.length, 1);
+  assert.equal(res.body.match(/<input id="email" type="email" name="email"/g)?.length, 1, 'one e-mail field');
+  assert.match(res.body, /id="signup-button"/);
+  assert.match(res.body, /<form id="recover-form">/);
+  for (const link of ['href="/"', 'href="/docs"', 'href="/account"'])
+    assert.ok(res.body.includes(link), link);
   assertSelfContained(res.body);
 });
 

@@ -3,21 +3,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
-import pino from 'pino';
-import { loadConfig } from '../../src/config.ts';
-import { createMailer, type OutgoingMail } from '../../src/mail/mailer.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { postJson, verify } from '../helpers/accounts.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
-
-const silent = pino({ level: 'silent' });
-const sample: OutgoingMail = {
-  to: 'someone@example.org',
-  subject: 'hello',
-  text: 'plain body',
-  html: '<p>html body</p>',
-  links: [],
-};
 
 test('dev outbox: without SMTP_URL each mail is a parseable RFC 5322 .eml in <DATA_DIR>/outbox', async (t) => {
   const { app, ctx, dataDir } = await buildTestApp(t);
@@ -62,36 +50,4 @@ test('SMTP refusing or unreachable: signup still answers 202, the failure never 
   assert.equal(sink.attempts, 1);
   assert.equal(sink.messages.length, 0);
   assert.equal(ctx.mailer.mode, 'smtp');
-});
-
-test('mail queue: a refused mail is retried with backoff until the server accepts it', async (t) => {
-  const sink = await startSmtpSink(t, { refuseAttempts: 2 });
-  const config = loadConfig({ SMTP_URL: sink.url, DATA_DIR: '/nonexistent' });
-  const mailer = createMailer(config, silent, {
-    retryDelaysMs: [10, 30, 60],
-    maxQueued: 10,
-    closeTimeoutMs: 1000,
-  });
-  t.after(() => mailer.close());
-  mailer.enqueue(sample);
-  await mailer.idle();
-  assert.equal(sink.attempts, 3);
-  assert.equal(sink.messages.length, 1);
-  assert.equal(sink.messages[0]?.text?.trim(), 'plain body');
-});
-
-test('mail queue: a mail refused on every attempt is given up after the last retry, and logged', async (t) => {
-  const sink = await startSmtpSink(t, { refuseAttempts: Infinity });
-  const lines: string[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-  const config = loadConfig({ SMTP_URL: sink.url, DATA_DIR: '/nonexistent' });
-  const mailer = createMailer(config, log, { retryDelaysMs: [10, 10], maxQueued: 10, closeTimeoutMs: 1000 });
-  t.after(() => mailer.close());
-  mailer.enqueue(sample);
-  await mailer.idle();
-  assert.equal(sink.attempts, 3);
-  assert.equal(sink.messages.length, 0);
-  const messages = lines.map((l) => JSON.parse(l).msg);
-  assert.equal(messages.filter((m) => m === 'mail attempt failed').length, 3);
-  assert.equal(messages.filter((m) => m === 'mail delivery failed; giving up').length, 1);
 });

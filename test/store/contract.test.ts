@@ -163,7 +163,7 @@ describeStoreContract('accounts, keys, usage', (stores) => {
   test('usage: N parallel reserves with limit L admit exactly L', async () => {
     const account = await newAccount();
     const limit = 10;
-    const counts = await race(stores, (s) => incrementUsageBelowLimit(s.db, account.id, '2030-01', limit));
+    const counts = await race(stores, (s) => incrementUsageBelowLimit(s.db, account.id, '2030-01', limit, 1));
     const admitted = counts.filter((c) => c !== undefined);
     assert.equal(admitted.length, limit);
     assert.deepEqual(
@@ -176,21 +176,21 @@ describeStoreContract('accounts, keys, usage', (stores) => {
   test('usage: a refund gives one unit back and never goes below zero', async () => {
     const { a, b } = stores;
     const account = await newAccount();
-    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-02', 1), 1);
-    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-02', 1), undefined);
-    await decrementUsage(b.db, account.id, '2030-02');
+    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-02', 1, 1), 1);
+    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-02', 1, 1), undefined);
+    await decrementUsage(b.db, account.id, '2030-02', 1);
     assert.equal(await findUsage(a.db, account.id, '2030-02'), 0);
-    await decrementUsage(b.db, account.id, '2030-02');
+    await decrementUsage(b.db, account.id, '2030-02', 1);
     assert.equal(await findUsage(a.db, account.id, '2030-02'), 0);
-    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-02', 1), 1);
+    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-02', 1, 1), 1);
   });
 
   test('usage: concurrent refunds of reserved units give back exactly those units', async () => {
     const account = await newAccount();
-    await race(stores, (s) => incrementUsageBelowLimit(s.db, account.id, '2030-06', 100));
+    await race(stores, (s) => incrementUsageBelowLimit(s.db, account.id, '2030-06', 100, 1));
     await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        decrementUsage((i % 2 ? stores.b : stores.a).db, account.id, '2030-06'),
+        decrementUsage((i % 2 ? stores.b : stores.a).db, account.id, '2030-06', 1),
       ),
     );
     assert.equal(await findUsage(stores.a.db, account.id, '2030-06'), RACERS - 10);
@@ -199,9 +199,9 @@ describeStoreContract('accounts, keys, usage', (stores) => {
   test('usage: each UTC month is counted separately', async () => {
     const { a, b } = stores;
     const account = await newAccount();
-    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-03', 1), 1);
-    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-04', 1), 1);
-    assert.equal(await incrementUsageBelowLimit(b.db, account.id, '2030-03', 1), undefined);
+    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-03', 1, 1), 1);
+    assert.equal(await incrementUsageBelowLimit(a.db, account.id, '2030-04', 1, 1), 1);
+    assert.equal(await incrementUsageBelowLimit(b.db, account.id, '2030-03', 1, 1), undefined);
     assert.equal(await findUsage(a.db, account.id, '2030-05'), 0);
   });
 

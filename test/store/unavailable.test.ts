@@ -49,14 +49,14 @@ describe('store unavailable: sqlite', () => {
     const other = new SqliteDatabase(database.url.slice('sqlite:'.length));
     other.exec('begin immediate');
     try {
-      const err = await storeError(incrementUsageBelowLimit(store.db, account.id, '2030-01', 5));
+      const err = await storeError(incrementUsageBelowLimit(store.db, account.id, '2030-01', 5, 1));
       assert.match(String((err as { code?: string }).code), /^SQLITE_BUSY/);
       assert.equal(isStoreUnavailableError(err), true);
     } finally {
       other.exec('rollback');
       other.close();
     }
-    assert.equal(await incrementUsageBelowLimit(store.db, account.id, '2030-01', 5), 1);
+    assert.equal(await incrementUsageBelowLimit(store.db, account.id, '2030-01', 5, 1), 1);
   });
 
   test('a full SQLite database is store-unavailable (SQLITE_FULL)', async () => {

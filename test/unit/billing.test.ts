@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCheckoutRequest } from '../../src/billing/checkout-request.ts';
-import { escapeHtml } from '../../src/billing/pages.ts';
+import { escapeHtml } from '../../src/pages/layout.ts';
 import { stripeConnectionOptions } from '../../src/billing/stripe-provider.ts';
 import { isPaidTier, tierForPriceId, tierForSubscription } from '../../src/billing/tiers.ts';
 import { ApiError } from '../../src/errors.ts';

@@ -1,8 +1,15 @@
-// GET /v1/account (Bearer): e-mail, tier and this month's quota, the same figures as the X-Service-Quota-* headers.
+// GET /v1/account (Bearer): e-mail, tier, this month's quota (the figures of the X-Service-Quota-* headers) and
+// images per day this month.
 import type { FastifyInstance } from 'fastify';
-import { quotaLimitForTier, quotaResetsAt, remainingUnits, usageMonth } from '../../accounts/quota.ts';
+import {
+  dailyUsageSoFar,
+  quotaLimitForTier,
+  quotaResetsAt,
+  remainingUnits,
+  usageMonth,
+} from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
-import { findUsage } from '../../store/usage.ts';
+import { findDailyUsage, findUsage } from '../../store/usage.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 
 export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
@@ -10,7 +17,11 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
     const account = accountOf(request);
     const now = new Date();
     const limit = quotaLimitForTier(ctx.config, account.tier);
-    const used = await findUsage(ctx.store.db, account.accountId, usageMonth(now));
+    const month = usageMonth(now);
+    const [used, daily] = await Promise.all([
+      findUsage(ctx.store.db, account.accountId, month),
+      findDailyUsage(ctx.store.db, account.accountId, month),
+    ]);
     const remaining = remainingUnits(limit, used);
     reply
       .header('Cache-Control', 'no-store')
@@ -20,6 +31,7 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
       email: account.email,
       tier: account.tier,
       quota: { limit, used, remaining, resetsAt: quotaResetsAt(now).toISOString() },
+      daily: dailyUsageSoFar(daily, now),
     };
   });
 }

@@ -4,10 +4,12 @@ import { checkCheckoutRate } from '../../accounts/rate-limit.ts';
 import type { FastifyInstance } from 'fastify';
 import { claimSessionKey, openPortal, startCheckout, type CheckoutDeps } from '../../billing/checkout.ts';
 import { parseCheckoutRequest } from '../../billing/checkout-request.ts';
-import { renderPricingPage } from '../../billing/pages.ts';
+import { renderPricingPage } from '../../pages/pricing.ts';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
+import { SESSION_KEY_PAGE } from '../../pages/session-key.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
+import { prefersHtml } from '../verify-page.ts';
 
 export function billingDeps(ctx: AppContext): CheckoutDeps {
   return { db: ctx.store.db, provider: ctx.billing, log: ctx.log, config: ctx.config };
@@ -44,7 +46,14 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
     return { url };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/billing/session/:id/key', async (request) => {
+  app.get<{ Params: { id: string } }>('/v1/billing/session/:id/key', async (request, reply) => {
+    reply
+      .header('Cache-Control', 'no-store')
+      .header('Vary', 'Accept')
+      .header('Referrer-Policy', 'no-referrer');
+    // A browser (the provider's redirect) gets the page, whose script asks for the JSON: API clients keep the JSON.
+    if (prefersHtml(request.headers.accept))
+      return reply.type('text/html; charset=utf-8').send(SESSION_KEY_PAGE);
     const { id } = request.params;
     if (id.length > MAX_SESSION_ID_LENGTH) throw apiError('session_not_found', 'No such checkout session');
     return claimSessionKey(deps, id);
@@ -54,7 +63,9 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
     openPortal(deps, accountOf(request).accountId),
   );
 
-  app.get('/pricing', async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').send(renderPricingPage(ctx.config.quotas, ctx.billing.paidTiers)),
-  );
+  app.get('/pricing', async (_request, reply) => {
+    const prices = await ctx.billing.displayPrices();
+    const page = renderPricingPage({ quotas: ctx.config.quotas, paidTiers: ctx.billing.paidTiers, prices });
+    return reply.type('text/html; charset=utf-8').send(page);
+  });
 }

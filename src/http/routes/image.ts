@@ -3,14 +3,17 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
   confirmQuotaUnit,
   quotaLimitForTier,
+  quotaResetsAt,
   type QuotaReservation,
   remainingUnits,
   reserveQuotaUnit,
+  type UsageWarningLevel,
 } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { needsIsolation } from '../../pipeline/isolated-processor.ts';
+import { usageWarningMail } from '../../mail/templates.ts';
 import { processImage } from '../../pipeline/process.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { observeFetch, observeProcessing } from '../metrics.ts';
@@ -26,14 +29,31 @@ function guardReservation(
   ctx: AppContext,
   reply: FastifyReply,
   reservation: QuotaReservation,
+  account: { email: string; tier: string },
   clientGone: AbortController,
 ) {
+  const { publicBaseUrl } = ctx.config;
+  const warningMail = (level: UsageWarningLevel) => ({
+    to: account.email,
+    ...usageWarningMail({
+      level,
+      used: reservation.used,
+      limit: reservation.limit,
+      tier: account.tier,
+      resetsAt: quotaResetsAt(new Date()),
+      upgradeUrl: `${publicBaseUrl}/pricing`,
+      accountUrl: `${publicBaseUrl}/account`,
+    }),
+  });
+  const countUnit = async () => {
+    if (await confirmQuotaUnit(ctx.store.db, reservation, warningMail)) ctx.mailer.wake();
+  };
   let settled = false;
-  const settle = async (count: boolean) => {
+  const settle = async (counted: boolean) => {
     if (settled) return;
     settled = true;
     // Refunds go through ctx.refunds, which keeps and retries them while the store is unavailable.
-    await (count ? confirmQuotaUnit(ctx.store.db, reservation) : ctx.refunds.refund(reservation));
+    await (counted ? countUnit() : ctx.refunds.refund(reservation));
   };
   // 'finish' means the whole response was handed to the socket; 'close' without it means the client left.
   let delivered = false;
@@ -70,7 +90,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         `${config.publicBaseUrl}/pricing`,
       );
       const clientGone = new AbortController();
-      const refundOnce = guardReservation(ctx, reply, reservation, clientGone);
+      const refundOnce = guardReservation(ctx, reply, reservation, account, clientGone);
       try {
         const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
         const input =

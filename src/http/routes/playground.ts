@@ -1,9 +1,11 @@
-// GET /: the playground page (static HTML, JS and CSS from src/http/static; no external assets).
+// GET /: the playground page (static HTML, JS and CSS from src/http/static; no external assets); the /assets of
+// the other pages and GET /account.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
+import { ACCOUNT_PAGE } from '../../pages/account.ts';
 
 export const STATIC_DIR = fileURLToPath(new URL('../static/', import.meta.url));
 
@@ -18,6 +20,14 @@ const FILES = {
   '/playground.css': { file: 'playground.css', type: 'text/css; charset=utf-8' },
 } as const;
 
+/** The stylesheet and scripts of the pages under src/pages (they run under the default CSP: scripts from here). */
+const ASSETS = {
+  'site.css': 'text/css; charset=utf-8',
+  'pricing.js': 'text/javascript; charset=utf-8',
+  'account.js': 'text/javascript; charset=utf-8',
+  'session-key.js': 'text/javascript; charset=utf-8',
+} as const;
+
 export async function playgroundRoutes(app: FastifyInstance, _opts: { ctx: AppContext }): Promise<void> {
   for (const [path, { file, type }] of Object.entries(FILES)) {
     const body = await readFile(join(STATIC_DIR, file));
@@ -25,4 +35,9 @@ export async function playgroundRoutes(app: FastifyInstance, _opts: { ctx: AppCo
       reply.type(type).header('Content-Security-Policy', PLAYGROUND_CSP).send(body),
     );
   }
+  for (const [file, type] of Object.entries(ASSETS)) {
+    const body = await readFile(join(STATIC_DIR, file));
+    app.get(`/assets/${file}`, async (_request, reply) => reply.type(type).send(body));
+  }
+  app.get('/account', async (_request, reply) => reply.type('text/html; charset=utf-8').send(ACCOUNT_PAGE));
 }

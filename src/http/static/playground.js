@@ -97,10 +97,21 @@ function showHeaders(res) {
   $('quota').textContent = remaining === null ? '' : `· quota left this month: ${remaining} of ${limit}`;
 }
 
+/** Takes the previous result off the page, so a new error is never shown beside an older image. */
+function clearResult() {
+  $('result-img').hidden = true;
+  $('result-img').removeAttribute('src');
+  $('result-info').textContent = '';
+  if (resultUrl) URL.revokeObjectURL(resultUrl);
+  resultUrl = undefined;
+}
+
 async function run(event) {
   event.preventDefault();
   showError('');
+  clearResult();
   const key = $('key').value.trim();
+  sessionStorage.setItem('imgpipe.key', key);
   if (!chosenFile) return showError('Choose or drop an image first.');
   const ops = operationsFromForm();
   const form = new FormData();
@@ -122,7 +133,6 @@ async function run(event) {
       return showError(err ? `${res.status} ${err.code}: ${err.message}` : `HTTP ${res.status}`);
     }
     const blob = await res.blob();
-    if (resultUrl) URL.revokeObjectURL(resultUrl);
     resultUrl = URL.createObjectURL(blob);
     showImage($('result-img'), $('result-info'), resultUrl, blob.size);
   } catch (err) {
@@ -134,6 +144,8 @@ async function run(event) {
 }
 
 $('form').addEventListener('submit', run);
+// The key the account or key page kept in this tab, so a new customer does not paste it twice.
+$('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
 for (const id of ['key', 'w', 'h', 'fit', 'format', 'quality', 'strip']) {
   $(id).addEventListener('input', updateCurl);

@@ -3,11 +3,13 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m001 from './001-init.ts';
 import * as m002 from './002-billing.ts';
 import * as m003 from './003-quota-reservations.ts';
+import * as m004 from './004-mail-outbox-daily-usage.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
   '002-billing': m002,
   '003-quota-reservations': m003,
+  '004-mail-outbox-daily-usage': m004,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */

@@ -1,0 +1,59 @@
+// owns: the forms of /pricing: free signup and key recovery (JSON endpoints), and checkout errors kept on the page.
+const $ = (id) => document.getElementById(id);
+
+function say(element, text, kind) {
+  element.textContent = text;
+  element.className = `status ${kind}`;
+}
+
+async function postJson(path, body) {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const data = await res.json().catch(() => ({}));
+  return { res, data };
+}
+
+function errorText(res, data) {
+  return data?.error?.message ?? `The request failed (HTTP ${res.status}).`;
+}
+
+async function requestLink(path, input, status) {
+  if (!input.reportValidity()) return;
+  say(status, 'Sending…', '');
+  try {
+    const { res, data } = await postJson(path, { email: input.value.trim() });
+    if (res.status === 202) say(status, data.message, 'ok');
+    else say(status, errorText(res, data), 'error');
+  } catch (err) {
+    say(status, `The request failed: ${err.message}`, 'error');
+  }
+}
+
+$('recover-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  requestLink('/v1/keys/recover', $('recover-email'), $('recover-status'));
+});
+
+// Checkout: the same POST the plain form makes, as JSON, so an error (a bad address, a rate limit, no provider)
+// is shown here instead of replacing the page; success goes on to the provider's page.
+// The free card's button comes first, so Enter in the e-mail field asks for a free key, never a purchase.
+$('buy').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const tier = event.submitter?.value ?? 'free';
+  if (tier === 'free') {
+    requestLink('/v1/signup', $('email'), $('buy-status'));
+    return;
+  }
+  const status = $('buy-status');
+  say(status, `Starting the ${tier} checkout…`, '');
+  try {
+    const { res, data } = await postJson('/v1/billing/checkout', { tier, email: $('email').value.trim() });
+    if (res.ok && data.url) window.location.assign(data.url);
+    else say(status, errorText(res, data), 'error');
+  } catch (err) {
+    say(status, `The request failed: ${err.message}`, 'error');
+  }
+});

@@ -1,0 +1,49 @@
+// /account: the customer's plan, usage this month (with a chart per day), key rotation and the customer portal.
+// The key is pasted once and kept in sessionStorage (never in an address); /assets/account.js calls only the
+// documented JSON API: GET /v1/account, POST /v1/keys/rotate, POST /v1/billing/portal.
+import { sitePage } from './layout.ts';
+
+export const ACCOUNT_PAGE = sitePage(
+  'Your imgpipe account',
+  `<h1>Your account</h1>
+<form id="key-form" class="panel">
+<label for="key">API key</label>
+<div class="row"><input id="key" type="password" autocomplete="off" spellcheck="false" placeholder="imgp_…" required>
+<button type="submit">Show my account</button></div>
+<p class="note">The key stays in this browser tab (sessionStorage) and is sent only to this server.
+No key yet? <a href="/pricing">Get one free</a>. Lost it? <a href="/pricing#recover">Recover it</a>.</p>
+<p id="key-status" class="status" role="status"></p>
+</form>
+<div id="account" hidden>
+<section class="panel">
+<h2>Plan and usage</h2>
+<dl class="facts">
+<dt>E-mail</dt><dd id="email"></dd>
+<dt>Plan</dt><dd id="tier"></dd>
+<dt>Used this month</dt><dd id="used"></dd>
+<dt>Resets on</dt><dd id="resets"></dd>
+</dl>
+<div class="meter" aria-hidden="true"><div id="meter-fill"></div></div>
+<p id="quota-warning" class="warning" hidden></p>
+<h3>Images per day this month</h3>
+<div id="chart" class="chart" role="img"></div>
+<div class="chart-axis"><span id="axis-start"></span><span id="axis-end"></span></div>
+</section>
+<section class="panel">
+<h2>Plan and billing</h2>
+<div class="row"><a class="button" href="/pricing" id="upgrade">Upgrade or compare plans</a>
+<button id="portal" type="button" class="secondary">Manage subscription (customer portal)</button></div>
+<p id="portal-status" class="status" role="status"></p>
+</section>
+<section class="panel">
+<h2>API key</h2>
+<p>Rotating revokes the key in use at once and shows a new one, once. Do it when a key may have leaked.</p>
+<div class="row"><button id="rotate" type="button" class="secondary">Rotate my key</button>
+<button id="forget" type="button" class="secondary">Forget the key in this tab</button></div>
+<div id="new-key" hidden><p class="warning"><strong>Shown once.</strong> Your new key: store it now.</p>
+<code id="new-key-value" class="key"></code><button id="copy-new-key" type="button">Copy key</button></div>
+<p id="rotate-status" class="status" role="status"></p>
+</section>
+</div>`,
+  { current: '/account', scripts: ['account.js'] },
+);

@@ -1,0 +1,46 @@
+// owns: the HTML pages people read (pricing, account, key after payment): one layout, one stylesheet, scripts in
+// files under src/http/static (the Content-Security-Policy allows scripts from this origin only).
+
+export function escapeHtml(value: string): string {
+  return value.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
+}
+
+export const formatCount = (n: number) => n.toLocaleString('en-US');
+
+const NAV = [
+  ['/', 'Playground'],
+  ['/pricing', 'Pricing'],
+  ['/account', 'Account'],
+  ['/docs', 'Docs'],
+] as const;
+
+export interface PageOptions {
+  /** Path of this page, to mark its link in the navigation. */
+  current?: string;
+  /** Scripts under /assets/ this page runs. */
+  scripts?: string[];
+}
+
+/** The page shell: navigation to the other pages, the shared stylesheet, the page's scripts at the end. */
+export function sitePage(title: string, body: string, options: PageOptions = {}): string {
+  const nav = NAV.map(
+    ([href, label]) =>
+      `<a href="${href}"${href === options.current ? ' aria-current="page"' : ''}>${label}</a>`,
+  ).join('');
+  const scripts = (options.scripts ?? [])
+    .map((name) => `<script src="/assets/${name}" type="module"></script>`)
+    .join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title><link rel="stylesheet" href="/assets/site.css"></head>
+<body><header class="site"><a class="brand" href="/">imgpipe</a><nav>${nav}</nav></header>
+<main>
+${body}
+</main>
+${scripts}
+</body></html>
+`;
+}

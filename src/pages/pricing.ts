@@ -1,0 +1,66 @@
+// /pricing: every tier with its monthly images and price, one e-mail field for a free key or a paid tier, and
+// the "lost your key?" form. The forms post plain HTML (checkout) or go through /assets/pricing.js (signup,
+// recovery: JSON endpoints), which also keeps checkout errors on the page.
+import type { Tier } from '../config.ts';
+import { escapeHtml, formatCount, sitePage } from './layout.ts';
+
+const PAID = ['starter', 'growth', 'scale'] as const;
+type PaidTier = (typeof PAID)[number];
+
+export interface PricingView {
+  quotas: Record<Tier, number>;
+  /** False when this server sells no paid tier (production without a payment provider). */
+  paidTiers: boolean;
+  /** Display price of each paid tier, from the payment provider; a tier missing here says "shown at checkout". */
+  prices: Partial<Record<PaidTier, string>>;
+}
+
+function paidCard(tier: PaidTier, view: PricingView): string {
+  const price = view.prices[tier];
+  return `<div class="tier" id="tier-${tier}"><h2>${tier}</h2>
+<div class="price">${price ? escapeHtml(price) : '<span class="note">price shown at checkout</span>'}</div>
+<div><strong>${formatCount(view.quotas[tier])}</strong> images / month</div>
+<button type="submit" name="tier" value="${tier}" data-checkout>Buy ${tier}</button></div>`;
+}
+
+export function renderPricingPage(view: PricingView): string {
+  const free = `<div class="tier" id="tier-free"><h2>free</h2>
+<div class="price">$0</div>
+<div><strong>${formatCount(view.quotas.free)}</strong> images / month</div>
+<div class="note">No card. The key comes by e-mail.</div>
+<button type="submit" name="tier" value="free" id="signup-button" class="secondary">Get a free key</button></div>`;
+  const paid = view.paidTiers
+    ? PAID.map((tier) => paidCard(tier, view)).join('\n')
+    : '<div class="tier" id="paid-tiers-off"><h2>Paid tiers</h2><p><strong>Paid tiers are not available on this server.</strong> The free tier is.</p></div>';
+  return sitePage(
+    'imgpipe pricing',
+    `<h1>Plans and pricing</h1>
+<p>One API key, one monthly quota of images (resize, convert, compress, strip). Quotas reset on the 1st of each
+month (UTC). ${view.paidTiers ? 'Change or cancel a paid plan at any time from your <a href="/account">account page</a>.' : ''}</p>
+<form id="buy"${view.paidTiers ? ' method="post" action="/v1/billing/checkout"' : ''}>
+<label for="email">Your e-mail</label>
+<input id="email" type="email" name="email" required autocomplete="email" placeholder="you@example.com">
+<div class="tiers">
+${free}
+${paid}
+</div>
+<p id="buy-status" class="status" role="status"></p>
+</form>
+<p class="note">Paying happens on the payment provider's page; your API key is shown once afterwards. A free key
+is sent as a single-use link to the e-mail above.</p>
+<section class="panel" id="recover">
+<h2>Lost your key?</h2>
+<p>We send a single-use link to the address of your account; opening it revokes the lost key and shows a new one.</p>
+<form id="recover-form">
+<label for="recover-email">E-mail of your account</label>
+<div class="row"><input id="recover-email" type="email" name="email" required autocomplete="email" placeholder="you@example.com">
+<button type="submit">Send a recovery link</button></div>
+<p id="recover-status" class="status" role="status"></p>
+</form>
+</section>
+<p>Next: try images in the <a href="/">playground</a>, read the <a href="/docs">API docs</a>, or see your usage on
+your <a href="/account">account page</a>.</p>
+<noscript><p class="warning">Without JavaScript the free signup and recovery forms cannot send; buying works.</p></noscript>`,
+    { current: '/pricing', scripts: ['pricing.js'] },
+  );
+}
