@@ -94,16 +94,18 @@ const CLOSE_GRACE_MS = 2000;
  * A second signal exits at once with 1.
  */
 export async function serve(config: Config): Promise<void> {
-  const server = await startServer(config);
-  const { log } = server.ctx;
-  process.stderr.write(startupSummary(config.publicBaseUrl, server.devKey));
+  const starting = startServer(config);
+  // Handlers first: a signal that arrives while the server starts (or just after it logged that it listens)
+  // must shut it down cleanly, not kill it with the default action.
   let shuttingDown = false;
-  const shutdown = (signal: string) => {
+  const shutdown = async (signal: string) => {
     if (shuttingDown) {
-      log.warn({ signal }, 'second signal during shutdown; exiting now');
+      process.stderr.write(`second ${signal} during shutdown; exiting now\n`);
       process.exit(1);
     }
     shuttingDown = true;
+    const server = await starting;
+    const { log } = server.ctx;
     log.info(
       { signal, timeoutMs: config.shutdownTimeoutMs },
       'shutting down: waiting for requests in flight',
@@ -129,8 +131,14 @@ export async function serve(config: Config): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  const onSignal = (signal: string) => {
+    // A start-up that fails is reported by serve's caller; the signal then has nothing left to stop.
+    shutdown(signal).catch(() => process.exit(1));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const server = await starting;
+  process.stderr.write(startupSummary(config.publicBaseUrl, server.devKey));
   // Started by bin/imgpipe.js's relaunch (thread pool sizing): when that process dies, even by SIGKILL, this one
   // dies the same way, so killing the pid a process manager knows never leaves a server behind.
   if (process.channel) {

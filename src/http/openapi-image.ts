@@ -11,6 +11,14 @@ the fixed order resize → format and quality → strip. A quota unit is reserve
 on every failure: only a 200 counts. Up to MAX_CONCURRENT_JOBS images are processed at once per instance and up to
 MAX_CONCURRENT_FETCHES urls fetched; beyond that the answer is 503 at once (no queueing).`;
 
+export const OPERATIONS_EXAMPLE = { resize: { w: 800, fit: 'inside' }, format: 'webp', quality: 75 };
+
+const OPERATIONS_FIELD_DESCRIPTION = `A JSON object, sent as a string in multipart (any Content-Type of the part). All fields are optional; \`{}\`
+re-encodes in the input's format at quality 80 without metadata. resize: \`w\` and/or \`h\` (1 to MAX_RESIZE_DIMENSION) and
+\`fit\` (inside, the default; outside, cover, contain, fill); never enlarges. format: jpeg, png, webp or avif (default: the
+input's; GIF and TIFF become PNG). quality: 1 to 100 (default 80; ignored for PNG). strip: true (default) drops EXIF, XMP,
+IPTC and GPS after applying the EXIF orientation, converting to sRGB; false keeps them.`;
+
 const imageRequestBody: JsonObject = {
   required: true,
   content: {
@@ -21,6 +29,7 @@ const imageRequestBody: JsonObject = {
         properties: {
           image: {
             type: 'string',
+            format: 'binary',
             contentMediaType: 'application/octet-stream',
             description:
               'The image file (JPEG, PNG, WebP, AVIF, GIF first frame, TIFF). One of image or url.',
@@ -29,9 +38,16 @@ const imageRequestBody: JsonObject = {
             type: 'string',
             format: 'uri',
             maxLength: 2048,
-            description: 'An absolute http or https URL to fetch instead of an upload.',
+            // Empty, so Try-it-out does not send a url beside the file (an empty url field counts as absent).
+            example: '',
+            description:
+              'An absolute http or https URL to fetch instead of an upload. One of image or url; leave it empty when you upload.',
           },
-          operations: { $ref: '#/components/schemas/Operations' },
+          operations: {
+            allOf: [{ $ref: '#/components/schemas/Operations' }],
+            description: OPERATIONS_FIELD_DESCRIPTION,
+            example: OPERATIONS_EXAMPLE,
+          },
         },
       },
       encoding: { operations: { contentType: 'application/json' } },
@@ -41,12 +57,13 @@ const imageRequestBody: JsonObject = {
         type: 'object',
         required: ['url', 'operations'],
         properties: {
-          url: { type: 'string', format: 'uri', maxLength: 2048 },
+          url: { type: 'string', format: 'uri', maxLength: 2048, example: 'https://example.com/photo.jpg' },
           operations: {
             oneOf: [
               { $ref: '#/components/schemas/Operations' },
               { type: 'string', description: 'The operations object as a JSON string.' },
             ],
+            example: OPERATIONS_EXAMPLE,
           },
         },
       },
@@ -54,8 +71,12 @@ const imageRequestBody: JsonObject = {
   },
 };
 
+// `format: binary` makes Swagger UI show the bytes as a downloadable image, not as text.
 const imageContent = Object.fromEntries(
-  OUTPUT_FORMATS.map((f) => [`image/${f}`, { schema: { type: 'string', contentMediaType: `image/${f}` } }]),
+  OUTPUT_FORMATS.map((f) => [
+    `image/${f}`,
+    { schema: { type: 'string', format: 'binary', contentMediaType: `image/${f}` } },
+  ]),
 );
 
 export const IMAGE_ENDPOINT: Endpoint = {

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors.ts';
 import { OUTPUT_FORMATS, operationsSchema } from '../pipeline/operations.ts';
 import { ENDPOINTS, type Endpoint } from './openapi-endpoints.ts';
+import { OPERATIONS_EXAMPLE } from './openapi-image.ts';
 import {
   accountResponseSchema,
   apiKeyResponseSchema,
@@ -38,6 +39,8 @@ function operationsComponent(maxDimension: number): JsonObject {
   if (resize) {
     resize.description = `Resize box. At least one of w or h is required; each is at most ${maxDimension}.`;
   }
+  // Try-it-out starts from this example, not from each field's minimum (w=1, quality=1).
+  schema.example = OPERATIONS_EXAMPLE;
   return schema;
 }
 

@@ -1,0 +1,60 @@
+// /docs as a developer uses it: Authorize, Try it out on POST /v1/image with a file, Execute, see the image.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { chromium } from 'playwright-core';
+import { buildTestApp } from '../helpers/app.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
+
+test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url, a valid operations example) and shows the image', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`Chromium not found at ${CHROMIUM} (install the Debian package "chromium" or set CHROMIUM_PATH)`);
+    return;
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  const env = await buildTestApp(t);
+  const base = await env.app.listen({ port: 0, host: '127.0.0.1' });
+  env.ctx.config.publicBaseUrl = base;
+  const photo = join(mkdtempSync(join(tmpdir(), 'imgpipe-docs-')), 'photo.jpg');
+  writeFileSync(
+    photo,
+    await sharp({ create: { width: 300, height: 200, channels: 3, background: '#c63' } })
+      .jpeg()
+      .toBuffer(),
+  );
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  t.after(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1200, height: 1600 } });
+  await page.goto(`${base}/docs`);
+  await page.locator('.swagger-ui .opblock').first().waitFor();
+  await page.click('button.authorize');
+  await page.fill('.auth-container input', env.key);
+  await page.click('.auth-btn-wrapper button.authorize');
+  await page.click('.close-modal');
+  const op = page.locator('#operations-Images-processImage');
+  await op.locator('.opblock-summary').click();
+  await op.locator('.try-out__btn').click();
+  assert.equal(await op.locator('input[type=text]').first().inputValue(), '', 'no url pre-filled');
+  const operations = JSON.parse(await op.locator('textarea').first().inputValue());
+  assert.deepEqual(operations, { resize: { w: 800, fit: 'inside' }, format: 'webp', quality: 75 });
+  await op.locator('input[type=file]').setInputFiles(photo);
+  await op.locator('.execute').click();
+  const status = op.locator('.live-responses-table .response .response-col_status').first();
+  await status.waitFor();
+  assert.equal((await status.textContent())?.trim(), '200');
+  // The image is shown as an image, not as text.
+  await op.locator('.live-responses-table img').first().waitFor();
+  const headers = (await op.locator('.live-responses-table').textContent()) ?? '';
+  assert.match(headers, /x-service-output-format: webp/);
+  assert.match(headers, /x-service-output-width: 300/);
+  await page.screenshot({ path: `${SHOTS}docs-try-it-out.png`, fullPage: false });
+});

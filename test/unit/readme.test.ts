@@ -1,0 +1,81 @@
+// The README and docs/ as a newcomer reads them: the error table is the registry's, links resolve in the repo.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ERROR_CODES } from '../../src/errors.ts';
+import { ERROR_DESCRIPTIONS } from '../../src/http/openapi.ts';
+import { OUTPUT_FORMATS } from '../../src/pipeline/operations.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const docs = readdirSync(join(ROOT, 'docs')).map((name) => join('docs', name));
+
+/** The rows of the first table after `heading`, as arrays of trimmed cells. */
+function tableAfter(text: string, heading: string): string[][] {
+  const start = text.indexOf(`\n${heading}\n`);
+  assert.ok(start >= 0, `no ${heading}`);
+  const lines = text.slice(start).split('\n');
+  const first = lines.findIndex((l) => l.startsWith('|'));
+  const rows: string[][] = [];
+  for (const line of lines.slice(first + 2)) {
+    if (!line.startsWith('|')) break;
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
+  }
+  return rows;
+}
+
+test('README: the error-code table lists every code of the registry with its status and description, and no other', () => {
+  const rows = tableAfter(readme, '## Errors');
+  const expected = Object.entries(ERROR_CODES).map(([code, status]) => [
+    String(status),
+    `\`${code}\``,
+    ERROR_DESCRIPTIONS[code as keyof typeof ERROR_CODES],
+  ]);
+  assert.deepEqual(rows, expected, 'regenerate the table from src/errors.ts and ERROR_DESCRIPTIONS');
+});
+
+test('README: the operations table names every output format and every fit mode', () => {
+  const rows = tableAfter(readme, '## operations');
+  const format = rows.find((r) => r[0] === '`format`')?.[1] ?? '';
+  for (const f of OUTPUT_FORMATS) assert.ok(format.includes(`\`${f}\``), f);
+  const fit = rows.find((r) => r[0] === '`resize.fit`')?.[1] ?? '';
+  for (const mode of ['inside', 'outside', 'cover', 'contain', 'fill'])
+    assert.ok(fit.includes(`\`${mode}\``), mode);
+});
+
+test('README: the playground and a first request come before anything else', () => {
+  const quickStart = readme.slice(
+    readme.indexOf('## Quick start'),
+    readme.indexOf('\n## ', readme.indexOf('## Quick start') + 3),
+  );
+  assert.match(quickStart, /npm ci && npm start/);
+  assert.match(quickStart, /npm test/);
+  assert.match(quickStart, /playground/);
+  assert.match(quickStart, /curl .*\/v1\/image|\/v1\/image$/m);
+  assert.ok(readme.indexOf('## Quick start') < 1500, 'the quick start is on the first screen');
+});
+
+test('README and docs/: every relative link resolves inside the repository; no file outside it is named', () => {
+  for (const file of ['README.md', 'CONTRIBUTING.md', 'BENCHMARKS.md', ...docs]) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      assert.ok(
+        existsSync(join(ROOT, dirname(file), target!)),
+        `${file} links to ${target}, which is not in the repository`,
+      );
+    }
+    assert.doesNotMatch(
+      text,
+      /\bapi\.md\b|operator-contract|\.\.\/shared/,
+      `${file} names a file outside the repository`,
+    );
+  }
+});
