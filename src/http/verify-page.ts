@@ -53,14 +53,15 @@ button{font-size:1rem;padding:.6em 1.2em;border-radius:6px;border:1px solid #1f6
 button:disabled{opacity:.6;cursor:default}#key{display:block;word-break:break-all;padding:.8em;background:#f3f4f6;border-radius:6px;margin:.5em 0}
 .error{color:#b42318}[hidden]{display:none}`;
 
-// Reads the token from the address bar, so the page itself is static and holds no secret.
+// Reads the token from the address bar, so the page itself is static and holds no secret. The key it shows is
+// also kept in this tab's sessionStorage, where /account and the playground find it.
 const SCRIPT = `const go=document.getElementById('go'),out=document.getElementById('out'),msg=document.getElementById('msg'),
 keyBox=document.getElementById('keybox'),key=document.getElementById('key'),copy=document.getElementById('copy');
 go.addEventListener('click',async()=>{go.disabled=true;msg.className='';msg.textContent='Working…';out.hidden=false;
 try{const r=await fetch(location.pathname+location.search,{headers:{Accept:'application/json'},cache:'no-store'});
 const body=await r.json();history.replaceState(null,'',location.pathname);
 if(!r.ok){msg.className='error';msg.textContent=body.error?body.error.message:'Request failed ('+r.status+')';return;}
-msg.textContent=body.message;if(body.apiKey){key.textContent=body.apiKey;keyBox.hidden=false;}}
+msg.textContent=body.message;if(body.apiKey){key.textContent=body.apiKey;keyBox.hidden=false;sessionStorage.setItem('imgpipe.key',body.apiKey);}}
 catch(e){msg.className='error';msg.textContent='The request failed: '+e.message;go.disabled=false;}});
 copy.addEventListener('click',async()=>{try{await navigator.clipboard.writeText(key.textContent);copy.textContent='Copied';}
 catch{const s=getSelection(),r=document.createRange();r.selectNodeContents(key);s.removeAllRanges();s.addRange(r);}});`;

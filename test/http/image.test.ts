@@ -280,19 +280,19 @@ test('quota unit refunded on every failure kind', async (t) => {
     PROCESS_TIMEOUT_MS: '200',
     MAX_CONCURRENT_JOBS: '1',
   });
-  const failures: [string, Payload][] = [
-    ['invalid_operations', imageForm(corpus('hopper.jpg'), { nope: 1 })],
-    ['no_image', multipartBody([{ name: 'operations', value: '{}' }])],
-    ['bad_upload', { payload: 'x', headers: { 'content-type': 'text/plain' } }],
-    ['image_too_large (upload)', imageForm(corpus('synthetic-cmyk-with-icc.jpg'))],
-    ['image_too_large (pixels)', imageForm(corpus('synthetic-bomb-header-65535x65535.png'))],
-    ['unprocessable_image', imageForm(corpus('broken_data_stream.png'))],
-    ['process_timeout', imageForm(corpus('synthetic-limit-8000x5000.png'), SLOW_JOB)],
+  const failures: [number, string, Payload][] = [
+    [400, 'invalid_operations', imageForm(corpus('hopper.jpg'), { nope: 1 })],
+    [400, 'no_image', multipartBody([{ name: 'operations', value: '{}' }])],
+    [400, 'bad_upload', { payload: 'x', headers: { 'content-type': 'text/plain' } }],
+    [413, 'image_too_large', imageForm(corpus('synthetic-cmyk-with-icc.jpg'))],
+    [413, 'image_too_large', imageForm(corpus('synthetic-bomb-header-65535x65535.png'))],
+    [422, 'unprocessable_image', imageForm(corpus('broken_data_stream.png'))],
+    [422, 'process_timeout', imageForm(corpus('synthetic-limit-8000x5000.png'), SLOW_JOB)],
   ];
-  for (const [kind, body] of failures) {
-    const res = await post(app, body);
-    assert.ok(res.statusCode >= 400, kind);
-    assert.equal(await usedThisMonth(app), 0, `${kind} was counted`);
+  for (const [status, code, body] of failures) {
+    // Each failure is the documented error, not merely some error: a 500 or another code fails here.
+    assertError(await post(app, body), status, code);
+    assert.equal(await usedThisMonth(app), 0, `${code} was counted`);
   }
   // The timed-out job keeps its slot until libvips has really stopped.
   while (app.ctx.jobs.inFlight > 0) await new Promise((r) => setTimeout(r, 20));

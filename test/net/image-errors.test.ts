@@ -61,15 +61,6 @@ function expectError(res: RawResponse, status: number, code: string) {
   PROVOKED.add(code);
 }
 
-/** The url fetch lives on another branch until the merge; its stub answers every url with this message. */
-function skipIfFetchStub(t: TestContext, res: RawResponse): boolean {
-  if (res.json.error?.message === 'URL sources are not enabled on this server yet') {
-    t.skip('the url fetch is still the stub of src/fetch/guarded-fetch.ts on this branch');
-    return true;
-  }
-  return false;
-}
-
 const hopper = () => imageForm(corpus('hopper.jpg'), {});
 
 test('missing_api_key: no Authorization header is 401', async (t) => {
@@ -163,21 +154,18 @@ test('quota_exceeded: a request past the monthly quota is 429 with the quota hea
 test('bad_url: a url that is not an absolute URL is 400', async (t) => {
   const live = await liveApp(t);
   const res = await postUrl(live, 'not a url');
-  if (skipIfFetchStub(t, res)) return;
   expectError(res, 400, 'bad_url');
 });
 
 test('bad_url_scheme: a url that is not http or https is 400', async (t) => {
   const live = await liveApp(t);
   const res = await postUrl(live, 'ftp://example.com/a.png');
-  if (skipIfFetchStub(t, res)) return;
   expectError(res, 400, 'bad_url_scheme');
 });
 
 test('blocked_url: a loopback url is 400 under the default policy', async (t) => {
   const live = await liveApp(t);
   const res = await postUrl(live, 'http://127.0.0.1/');
-  if (skipIfFetchStub(t, res)) return;
   expectError(res, 400, 'blocked_url');
 });
 
@@ -185,7 +173,6 @@ test('too_many_redirects: one redirect more than MAX_REDIRECTS is 400', async (t
   const origin = await startOrigin(t, corpus('hopper.jpg'));
   const live = await liveApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8', MAX_REDIRECTS: '1' });
   const res = await postUrl(live, `${origin.base}/redirect/2`);
-  if (skipIfFetchStub(t, res)) return;
   expectError(res, 400, 'too_many_redirects');
 });
 
@@ -193,7 +180,6 @@ test('fetch_failed: a url answering 404 is 400', async (t) => {
   const origin = await startOrigin(t, corpus('hopper.jpg'));
   const live = await liveApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
   const res = await postUrl(live, `${origin.base}/missing`);
-  if (skipIfFetchStub(t, res)) return;
   expectError(res, 400, 'fetch_failed');
 });
 
@@ -201,15 +187,12 @@ test('fetch_timeout: a url whose server never answers is 400 after FETCH_TIMEOUT
   const origin = await startOrigin(t, corpus('hopper.jpg'));
   const live = await liveApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8', FETCH_TIMEOUT_MS: '300' });
   const res = await postUrl(live, `${origin.base}/stall`);
-  if (skipIfFetchStub(t, res)) return;
   expectError(res, 400, 'fetch_timeout');
 });
 
 test('fetch_busy: a fetch beyond MAX_CONCURRENT_FETCHES is 503 with Retry-After: 2', async (t) => {
   const origin = await startOrigin(t, corpus('hopper.jpg'));
   const live = await liveApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8', MAX_CONCURRENT_FETCHES: '1' });
-  const probe = await postUrl(live, 'ftp://example.com/probe.png');
-  if (skipIfFetchStub(t, probe)) return;
   const stalled = postUrl(live, `${origin.base}/stall`);
   await waitFor(() => live.ctx.fetches.inFlight === 1, 'the stalled fetch to take the only fetch slot');
   const res = await postUrl(live, `${origin.base}/image.jpg`);
@@ -219,14 +202,10 @@ test('fetch_busy: a fetch beyond MAX_CONCURRENT_FETCHES is 503 with Retry-After:
   assert.notEqual((await stalled).status, 200);
 });
 
-test('every documented error code of POST /v1/image is provoked by this walk', (t) => {
+test('every documented error code of POST /v1/image is provoked by this walk', () => {
   const documented = documentedImageCodes().filter((c) => !(c in NOT_CLIENT_PROVOKED));
-  const missing = documented.filter((c) => !PROVOKED.has(c));
-  const urlCodes = ['bad_url', 'bad_url_scheme', 'blocked_url', 'too_many_redirects', 'fetch_failed'];
-  const fetchPending = [...urlCodes, 'fetch_timeout', 'fetch_busy'];
-  if (missing.length > 0 && missing.every((c) => fetchPending.includes(c))) {
-    t.skip(`url codes not provokable until the url fetch is merged: ${missing.join(', ')}`);
-    return;
-  }
-  assert.deepEqual(missing, []);
+  assert.deepEqual(
+    documented.filter((c) => !PROVOKED.has(c)),
+    [],
+  );
 });
