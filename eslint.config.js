@@ -32,4 +32,60 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // Layers point one way: http (routes parse and answer) → domain (accounts, billing, pipeline, fetch, mail, pages)
+  // → store (queries). Below http nothing imports http/ or the composition root (context.ts).
+  {
+    files: [
+      'src/{accounts,billing,pipeline,fetch,mail,pages,store}/**/*.ts',
+      'src/{config,errors,metrics}.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/http/**', '**/context.ts', '**/main.ts', '**/cli/**'],
+              message: 'Layers point down (http → domain → store): take narrow dependencies instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/store/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/http/**',
+                '**/context.ts',
+                '**/accounts/**',
+                '**/billing/**',
+                '**/pipeline/**',
+                '**/fetch/**',
+                '**/mail/**',
+                '**/pages/**',
+                '**/cli/**',
+              ],
+              message: 'The store is the bottom layer: it imports no domain or http module.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // Promises are awaited or handled on purpose (type-aware).
+  {
+    files: ['src/**/*.ts', 'bin/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+    },
+  },
 );

@@ -1,13 +1,14 @@
 // owns: building every long-lived service from the Config (the only place that constructs them) and closing them.
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { createPaymentProvider, type PaymentProvider } from './billing/provider.ts';
+import { createPaymentProvider } from './billing/create-provider.ts';
+import type { PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
 import { createIsolatedProcessor, type IsolatedProcessor } from './pipeline/isolated-processor.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
-import { createMetrics, type Metrics } from './http/metrics.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';
 

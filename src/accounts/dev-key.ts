@@ -1,14 +1,23 @@
 // The development key of operator-contract §4: seeded for dev@localhost so `npm start` is usable at once.
-import type { AppContext } from '../context.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Db } from '../store/schema.ts';
 import { findOrCreateAccount } from '../store/accounts.ts';
 import { findKeyByHash, insertApiKey, revokeActiveKey } from '../store/keys.ts';
 import { hashApiKey } from './api-key.ts';
-import { isUniqueViolation, issueFirstKey } from './key-issuer.ts';
+import { isUniqueViolation } from '../store/errors.ts';
+import { issueFirstKey } from './key-issuer.ts';
 
 export const DEV_ACCOUNT_EMAIL = 'dev@localhost';
 
 /** Seeds the dev key; returns it when this start created it (for the start-up summary), else undefined. */
-export async function seedDevKey(ctx: AppContext): Promise<string | undefined> {
+export interface DevKeyDeps {
+  store: { db: Db };
+  log: Logger;
+  config: Pick<Config, 'devKey' | 'isProduction'>;
+}
+
+export async function seedDevKey(ctx: DevKeyDeps): Promise<string | undefined> {
   const { db } = ctx.store;
   const { devKey } = ctx.config;
   if (devKey) {

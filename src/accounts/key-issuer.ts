@@ -1,5 +1,6 @@
 // Issuing and replacing API keys: the plaintext leaves here once, only the hash is stored.
 import type { Db } from '../store/schema.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { insertApiKey, replaceActiveKey } from '../store/keys.ts';
 import { generateApiKey, hashApiKey } from './api-key.ts';
 
@@ -8,11 +9,6 @@ export async function replaceAccountKey(db: Db, accountId: string): Promise<stri
   const key = generateApiKey();
   await db.transaction().execute((trx) => replaceActiveKey(trx, accountId, hashApiKey(key)));
   return key;
-}
-
-export function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: string }).code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 /**

@@ -2,7 +2,7 @@
 // with backoff until the store answers again, so the count in the store ends equal to the 200s answered.
 import type { Logger } from 'pino';
 import type { Db } from '../store/schema.ts';
-import { isStoreUnavailableError } from '../store/unavailable.ts';
+import { isStoreUnavailableError } from '../store/errors.ts';
 import { refundQuotaUnit, type QuotaReservation } from './quota.ts';
 
 export interface QuotaRefunds {

@@ -1,10 +1,11 @@
 // Magic-link lifecycle for signup and key recovery: request (same work for every address), verify (single use).
 import { createHash, randomBytes } from 'node:crypto';
-import type { AppContext } from '../context.ts';
-import { parseBody, recoverBodySchema, signupBodySchema } from '../http/schemas.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Mailer } from '../mail/mailer.ts';
 import { apiError, type ApiError } from '../errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';
-import { findOrCreateAccount, normaliseEmail } from '../store/accounts.ts';
+import { findOrCreateAccount } from '../store/accounts.ts';
 import { insertApiKeyUnlessActive, replaceActiveKey } from '../store/keys.ts';
 import { insertOutboxMail } from '../store/outbox.ts';
 import type { Db } from '../store/schema.ts';
@@ -41,17 +42,19 @@ export function hashMagicToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** The normalised e-mail of a signup or recover body (the documented schemas), or 400 invalid_request. */
-export function parseEmailBody(purpose: TokenPurpose, body: unknown): string {
-  const schema = purpose === 'signup' ? signupBodySchema : recoverBodySchema;
-  return normaliseEmail(parseBody(schema, body).email);
+/** What the magic-link lifecycle needs of the service (the AppContext provides it). */
+export interface SignupDeps {
+  store: { db: Db };
+  log: Logger;
+  mailer: Pick<Mailer, 'wake'>;
+  config: Pick<Config, 'publicBaseUrl' | 'magicLinkTtlSeconds'>;
 }
 
 /**
  * Issues a token and queues its mail. Nothing here depends on whether an account exists, so the answer and
  * the work are the same for every address; an address past its mail cap is skipped silently.
  */
-export async function requestMagicLink(ctx: AppContext, purpose: TokenPurpose, email: string): Promise<void> {
+export async function requestMagicLink(ctx: SignupDeps, purpose: TokenPurpose, email: string): Promise<void> {
   const { db } = ctx.store;
   const now = new Date();
   if (!(await takeMailAllowance(db, email, now))) {
@@ -106,7 +109,7 @@ async function tokenFailure(db: Db, tokenHash: string, purpose: TokenPurpose, no
  * verify; signup issues a key only when none is active (else apiKey null); recovery revokes and replaces it.
  */
 export async function verifyMagicLink(
-  ctx: AppContext,
+  ctx: Pick<SignupDeps, 'store'>,
   purpose: TokenPurpose,
   token: unknown,
 ): Promise<VerifiedLink> {

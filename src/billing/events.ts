@@ -2,7 +2,7 @@
 // The subscription is re-read from the provider (the source of truth), so even events that arrive in any
 // order apply the current state; the provider timestamp stops a stale delivery that lost a race.
 import type { Logger } from 'pino';
-import { isUniqueViolation } from '../accounts/key-issuer.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { findOrCreateAccount, type Account } from '../store/accounts.ts';
 import {
   findAccountByCustomerId,

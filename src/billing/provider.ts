@@ -1,9 +1,4 @@
-// owns: the payment provider boundary (PaymentProvider) and choosing Stripe or the local provider from config.
-import type { Config } from '../config.ts';
-import type { Db } from '../store/schema.ts';
-import { LocalProvider } from './local-provider.ts';
-import { PaidTiersOff } from './paid-tiers-off.ts';
-import { StripeProvider } from './stripe-provider.ts';
+// owns: the payment provider boundary (PaymentProvider): what the service asks of Stripe or the local provider.
 import type { DisplayPrices, PaidTier } from './tiers.ts';
 
 export interface CheckoutRequest {
@@ -79,10 +74,4 @@ export interface PaymentProvider {
   displayPrices(): Promise<DisplayPrices>;
   /** Checks the signature over the exact raw body (tolerance 300 s) and parses the event. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent;
-}
-
-/** Stripe when STRIPE_SECRET_KEY is set, else the built-in local provider when allowed, else paid tiers off. */
-export function createPaymentProvider(config: Config, db: Db): PaymentProvider {
-  if (config.stripe) return new StripeProvider(config.stripe);
-  return config.localBilling ? new LocalProvider(db, config) : new PaidTiersOff();
 }

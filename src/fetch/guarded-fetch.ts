@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { request } from 'undici';
 import type { Config } from '../config.ts';
-import type { AppContext } from '../context.ts';
+import type { Limiter } from '../pipeline/limiter.ts';
 import { ApiError, apiError } from '../errors.ts';
 import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
@@ -139,16 +139,23 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
  * Errors: bad_url, bad_url_scheme, blocked_url, fetch_busy, too_many_redirects, fetch_failed,
  * fetch_timeout, image_too_large.
  */
-export async function fetchImage(ctx: AppContext, rawUrl: string): Promise<Buffer> {
-  const url = checkFetchUrl(rawUrl, ctx.config.fetchAllowCidrs);
-  const release = ctx.fetches.tryAcquire();
+export interface FetchImageDeps {
+  fetcher: UrlFetcher;
+  /** MAX_CONCURRENT_FETCHES slots of this instance. */
+  fetches: Limiter;
+  config: Pick<Config, 'fetchAllowCidrs'>;
+}
+
+export async function fetchImage(deps: FetchImageDeps, rawUrl: string): Promise<Buffer> {
+  const url = checkFetchUrl(rawUrl, deps.config.fetchAllowCidrs);
+  const release = deps.fetches.tryAcquire();
   if (!release) {
     throw apiError('fetch_busy', 'All URL fetch slots are in use; retry shortly', {
       headers: { 'Retry-After': FETCH_BUSY_RETRY_AFTER_SECONDS },
     });
   }
   try {
-    return await ctx.fetcher.fetch(url);
+    return await deps.fetcher.fetch(url);
   } finally {
     release();
   }

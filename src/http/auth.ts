@@ -1,5 +1,5 @@
 // owns: Bearer API-key authentication for every key-protected endpoint (runs before the body is read).
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { hashApiKey, looksLikeApiKey, parseBearerToken } from '../accounts/api-key.ts';
 import type { AppContext } from '../context.ts';
 import { apiError } from '../errors.ts';
@@ -33,7 +33,7 @@ export async function authenticateApiKey(ctx: AppContext, header: string | undef
   return owner;
 }
 
-export function requireApiKey(ctx: AppContext): onRequestHookHandler {
+export function requireApiKey(ctx: AppContext): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     request.account = await authenticateApiKey(ctx, request.headers.authorization);
   };

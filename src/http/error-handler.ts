@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiError, isApiError, type ErrorCode } from '../errors.ts';
-import { isStoreUnavailableError } from '../store/unavailable.ts';
+import { isStoreUnavailableError } from '../store/errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -45,20 +45,7 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
     // Fastify's own client errors: empty or invalid JSON, bad content length, aborted bodies.
     return apiError(badBodyCode, fe.message ?? 'The request could not be read');
   }
-  if (isSqliteUnavailable(err)) {
-    return apiError('store_unavailable', 'The store cannot be written right now; retry later', {
-      cause: err,
-    });
-  }
   return apiError('internal_error', 'Internal server error', { cause: err });
-}
-
-/** SQLite result codes that mean the store itself cannot serve (disk full, I/O error, locked too long). */
-const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|NOMEM|CORRUPT|NOTADB)/;
-
-function isSqliteUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code);
 }
 
 export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {

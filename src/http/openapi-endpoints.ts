@@ -1,31 +1,9 @@
-// The table of public endpoints (api.md and operator-contract §5) that openapi.ts turns into paths.
+// The table of public endpoints that openapi.ts turns into paths.
 import type { ErrorCode } from '../errors.ts';
+import type { Endpoint } from './openapi-endpoint.ts';
 import { IMAGE_ENDPOINT } from './openapi-image.ts';
 
 type JsonObject = Record<string, unknown>;
-
-export interface Endpoint {
-  method: 'get' | 'post';
-  path: string;
-  operationId: string;
-  tag: 'Images' | 'Accounts and keys' | 'Billing' | 'Operations';
-  summary: string;
-  description?: string;
-  /** Bearer API key required (adds missing_api_key and invalid_api_key). */
-  auth?: boolean;
-  parameters?: JsonObject[];
-  requestBody?: JsonObject;
-  success: {
-    status: number;
-    description: string;
-    schema?: string;
-    content?: JsonObject;
-    headers?: JsonObject;
-  };
-  /** Error codes this endpoint answers with (internal_error is added to all). */
-  errors: ErrorCode[];
-  errorDescriptions?: Partial<Record<ErrorCode, string>>;
-}
 
 const jsonBody = (ref: string): JsonObject => ({
   required: true,

@@ -1,6 +1,6 @@
 // The POST /v1/image entry of the endpoint table: multipart or JSON request, image responses, its error codes.
 import { OUTPUT_FORMATS } from '../pipeline/operations.ts';
-import type { Endpoint } from './openapi-endpoints.ts';
+import type { Endpoint } from './openapi-endpoint.ts';
 
 type JsonObject = Record<string, unknown>;
 

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors.ts';
 import { OUTPUT_FORMATS, operationsSchema } from '../pipeline/operations.ts';
-import { ENDPOINTS, type Endpoint } from './openapi-endpoints.ts';
+import type { Endpoint } from './openapi-endpoint.ts';
+import { ENDPOINTS } from './openapi-endpoints.ts';
 import { OPERATIONS_EXAMPLE } from './openapi-image.ts';
 import {
   accountResponseSchema,

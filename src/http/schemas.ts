@@ -2,7 +2,9 @@
 import { z } from 'zod';
 import { EMAIL_RULE, isAcceptedEmail } from '../accounts/email.ts';
 import { PAID_TIERS, TIERS } from '../config.ts';
+import type { PaidTier } from '../billing/tiers.ts';
 import { apiError, type ErrorCode } from '../errors.ts';
+import { normaliseEmail } from '../store/accounts.ts';
 
 /** Trimmed, then checked by the one e-mail rule; the domain is lower-cased by the store's normaliseEmail. */
 const email = z
@@ -90,4 +92,17 @@ export function parseBody<S extends z.ZodType>(
   const code = codeByField[field] ?? 'invalid_request';
   if (field === '') throw apiError(code, 'The body must be a JSON object with the documented fields');
   throw apiError(code, `${field} ${issue?.message ?? 'is invalid'}`);
+}
+
+/** The normalised e-mail of a signup or recover body (the documented schemas), or 400 invalid_request. */
+export function parseEmailBody(purpose: 'signup' | 'recover', body: unknown): string {
+  const schema = purpose === 'signup' ? signupBodySchema : recoverBodySchema;
+  return normaliseEmail(parseBody(schema, body).email);
+}
+
+/** The POST /v1/billing/checkout body (JSON or form): invalid_tier for anything but starter/growth/scale first,
+ * then invalid_request for a bad e-mail. A body that is not an object has no purchasable tier either. */
+export function parseCheckoutRequest(body: unknown): { tier: PaidTier; email: string } {
+  const fields = body !== null && typeof body === 'object' ? body : {};
+  return parseBody(checkoutBodySchema, fields, { tier: 'invalid_tier' });
 }

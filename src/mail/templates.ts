@@ -1,5 +1,7 @@
 // The two link mails (signup, key recovery): a plain-text and an HTML part; they carry a link, never a key.
-import type { TokenPurpose } from '../store/tokens.ts';
+
+/** What a link mail is for (the store's token purposes). */
+export type LinkPurpose = 'signup' | 'recover';
 
 export interface MailContent {
   subject: string;
@@ -20,12 +22,12 @@ export function escapeHtml(value: string): string {
 }
 
 /** The verify address of a purpose, always under PUBLIC_BASE_URL (never the request's Host). */
-export function verifyLink(publicBaseUrl: string, purpose: TokenPurpose, token: string): string {
+export function verifyLink(publicBaseUrl: string, purpose: LinkPurpose, token: string): string {
   const path = purpose === 'signup' ? '/v1/signup/verify' : '/v1/keys/recover/verify';
   return `${publicBaseUrl}${path}?token=${encodeURIComponent(token)}`;
 }
 
-const WORDING: Record<TokenPurpose, { subject: string; intro: string; action: string; after: string }> = {
+const WORDING: Record<LinkPurpose, { subject: string; intro: string; action: string; after: string }> = {
   signup: {
     subject: 'Your imgpipe sign-up link',
     intro: 'Someone (hopefully you) asked for a free imgpipe API key for this address.',
@@ -44,7 +46,7 @@ const WORDING: Record<TokenPurpose, { subject: string; intro: string; action: st
   },
 };
 
-export function linkMail(purpose: TokenPurpose, link: string, ttlSeconds: number): MailContent {
+export function linkMail(purpose: LinkPurpose, link: string, ttlSeconds: number): MailContent {
   const w = WORDING[purpose];
   const validity = `The link works once and is valid for ${describeDuration(ttlSeconds)}.`;
   const text = [w.intro, '', `${w.action}:`, link, '', validity, w.after, '', '-- imgpipe', ''].join('\n');

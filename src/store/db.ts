@@ -7,6 +7,7 @@ import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql 
 import pg from 'pg';
 import type { Database, Db } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
+import { isConnectionLost } from './errors.ts';
 
 // int8 (COUNT, bigint columns) comes back as a string from pg by default; every value we store fits a JS number.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -64,15 +65,6 @@ function openPgPool(databaseUrl: string, options: StoreOptions): pg.Pool {
     dropClientAfterConnectionLoss(client);
   });
   return pool;
-}
-
-/** The client's connection is gone or stuck: a read timeout, a terminated backend, a broken socket. */
-function isConnectionLost(err: unknown): boolean {
-  const { code, message } = err as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code.startsWith('E'))) {
-    return true;
-  }
-  return typeof message === 'string' && /^(Query read timeout|Connection terminated)/.test(message);
 }
 
 /**

@@ -4,7 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
 import { createLimiter } from '../../src/pipeline/limiter.ts';
-import { createMetrics } from '../../src/http/metrics.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import { listen, send } from '../helpers/http-client.ts';
 
 async function scrape(app: TestApp['app']): Promise<string> {

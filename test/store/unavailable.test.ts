@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/db.ts';
 import { findOrCreateAccount } from '../../src/store/accounts.ts';
 import { incrementUsageBelowLimit } from '../../src/store/usage.ts';
-import { isStoreUnavailableError } from '../../src/store/unavailable.ts';
+import { isStoreUnavailableError } from '../../src/store/errors.ts';
 import {
   createTestDatabase,
   openTestStore,

@@ -1,7 +1,7 @@
 // isStoreUnavailableError: transient store failures are 503 store_unavailable; query bugs are not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isStoreUnavailableError } from '../../src/store/unavailable.ts';
+import { isConnectionLost, isStoreUnavailableError, isUniqueViolation } from '../../src/store/errors.ts';
 
 const withCode = (code: string, message = 'store error') => Object.assign(new Error(message), { code });
 
@@ -48,3 +48,24 @@ for (const [name, err] of NOT_UNAVAILABLE) {
     assert.equal(isStoreUnavailableError(err), false);
   });
 }
+
+test('store errors: a corrupt or non-database SQLite file is store-unavailable too (one list for the handler)', () => {
+  for (const code of ['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_NOMEM']) {
+    assert.equal(isStoreUnavailableError(withCode(code)), true, code);
+  }
+});
+
+test('store errors: unique violations of both dialects are races lost, not unavailability', () => {
+  for (const code of ['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']) {
+    assert.equal(isUniqueViolation(withCode(code)), true, code);
+    assert.equal(isStoreUnavailableError(withCode(code)), false, code);
+  }
+  assert.equal(isUniqueViolation(withCode('SQLITE_CONSTRAINT_FOREIGNKEY')), false);
+  assert.equal(isUniqueViolation(null), false);
+});
+
+test('store errors: a lost PostgreSQL connection is recognised by code or message', () => {
+  assert.equal(isConnectionLost(withCode('57P01')), true);
+  assert.equal(isConnectionLost(new Error('Connection terminated unexpectedly')), true);
+  assert.equal(isConnectionLost(withCode('23505')), false);
+});

@@ -3,12 +3,12 @@ import formbody from '@fastify/formbody';
 import { checkCheckoutRate } from '../../accounts/rate-limit.ts';
 import type { FastifyInstance } from 'fastify';
 import { claimSessionKey, openPortal, startCheckout, type CheckoutDeps } from '../../billing/checkout.ts';
-import { parseCheckoutRequest } from '../../billing/checkout-request.ts';
 import { renderPricingPage } from '../../pages/pricing.ts';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { SESSION_KEY_PAGE } from '../../pages/session-key.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
+import { parseCheckoutRequest } from '../schemas.ts';
 import { prefersHtml } from '../verify-page.ts';
 
 export function billingDeps(ctx: AppContext): CheckoutDeps {

@@ -16,7 +16,7 @@ import { needsIsolation } from '../../pipeline/isolated-processor.ts';
 import { usageWarningMail } from '../../mail/templates.ts';
 import { processImage } from '../../pipeline/process.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { observeFetch, observeProcessing } from '../metrics.ts';
+import { observeFetch, observeProcessing } from '../../metrics.ts';
 import { readImageRequest } from '../image-request.ts';
 
 export const RETRY_AFTER_SECONDS = 2;

@@ -1,9 +1,10 @@
 // POST /v1/signup (a magic link by mail, same answer for every address) and GET /v1/signup/verify.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkSignupRate } from '../../accounts/rate-limit.ts';
-import { LINK_SENT_MESSAGE, parseEmailBody, requestMagicLink } from '../../accounts/signup.ts';
+import { LINK_SENT_MESSAGE, requestMagicLink } from '../../accounts/signup.ts';
 import type { AppContext } from '../../context.ts';
 import type { TokenPurpose } from '../../store/tokens.ts';
+import { parseEmailBody } from '../schemas.ts';
 import { verifyHandler } from '../verify-page.ts';
 
 /** POST handler shared with key recovery: rate limit per IP, then the same work and 202 for any address. */

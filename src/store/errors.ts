@@ -1,5 +1,6 @@
-// Which store failures mean "the store is unavailable right now" (503 store_unavailable, retry later)
-// rather than a bug: lost or refused connections, timeouts, a busy/locked or full SQLite file.
+// owns: what every store error means, for both dialects, in one place: unavailable right now (503
+// store_unavailable, retry later: lost or refused connections, timeouts, a busy, locked, full or broken SQLite
+// file), a unique violation (a race another writer won), a connection that must be dropped.
 
 /** SQLSTATE classes and codes of PostgreSQL that are transient: the same request can succeed later. */
 const PG_UNAVAILABLE_PREFIXES = [
@@ -37,6 +38,9 @@ const SQLITE_UNAVAILABLE_PREFIXES = [
   'SQLITE_CANTOPEN',
   'SQLITE_READONLY',
   'SQLITE_PROTOCOL',
+  'SQLITE_NOMEM',
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
 ];
 
 /** Errors without a code, thrown by pg, pg-pool, better-sqlite3 and Kysely when no connection can be used. */
@@ -72,4 +76,19 @@ export function isStoreUnavailableError(err: unknown, depth = 0): boolean {
   if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((re) => re.test(message))) return true;
   if (Array.isArray(errors) && errors.some((e) => isStoreUnavailableError(e, depth + 1))) return true;
   return isStoreUnavailableError(cause, depth + 1);
+}
+
+/** A unique constraint refused the write: another writer got there first (PostgreSQL 23505, SQLite's two). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** The PostgreSQL client's connection is gone or stuck (read timeout, terminated backend, broken socket). */
+export function isConnectionLost(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code.startsWith('E'))) {
+    return true;
+  }
+  return typeof message === 'string' && /^(Query read timeout|Connection terminated)/.test(message);
 }

@@ -1,9 +1,9 @@
-// Prometheus metrics of one instance, in its own Registry (never the global one, so tests can build many apps).
+// owns: the Prometheus metrics of one instance (own Registry), which http, pipeline and fetch are observed through.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import sharp from 'sharp';
-import { isApiError } from '../errors.ts';
-import type { Limiter } from '../pipeline/limiter.ts';
+import { isApiError } from './errors.ts';
+import type { Limiter } from './pipeline/limiter.ts';
 
 export interface RequestSample {
   method: string;
