@@ -6,6 +6,7 @@ import { ERROR_CODES, type ErrorCode } from '../errors.ts';
 import { OUTPUT_FORMATS, operationsSchema } from '../pipeline/operations.ts';
 import type { Endpoint } from './openapi-endpoint.ts';
 import { ENDPOINTS } from './openapi-endpoints.ts';
+import { examplesMarkdown } from './openapi-examples.ts';
 import { OPERATIONS_EXAMPLE } from './openapi-image.ts';
 import {
   accountResponseSchema,
@@ -21,6 +22,8 @@ import {
 } from './schemas.ts';
 
 type JsonObject = Record<string, unknown>;
+
+const EXAMPLES_MARKDOWN = examplesMarkdown();
 
 const PACKAGE_VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -53,7 +56,11 @@ const ERROR_BODY: JsonObject = {
       type: 'object',
       required: ['code', 'message'],
       properties: {
-        code: { type: 'string', description: 'Stable machine-readable code.' },
+        code: {
+          type: 'string',
+          enum: Object.keys(ERROR_CODES),
+          description: 'Stable machine-readable code.',
+        },
         message: { type: 'string', description: 'What went wrong and what to change.' },
         upgrade_url: { type: 'string', format: 'uri', description: 'Only on quota_exceeded.' },
       },
@@ -221,7 +228,8 @@ export function buildOpenApiDocument(
       version: PACKAGE_VERSION,
       description:
         'Self-hostable image processing API. One pipeline endpoint, POST /v1/image, plus the account, key ' +
-        'and billing endpoints that issue the keys it needs. Every error is {"error":{"code","message"}}.',
+        'and billing endpoints that issue the keys it needs. Every error is {"error":{"code","message"}}.\n\n' +
+        EXAMPLES_MARKDOWN,
     },
     servers: [{ url: config.publicBaseUrl }],
     tags: [

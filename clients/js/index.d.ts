@@ -1,0 +1,124 @@
+// Types of @imgpipe/client (index.js).
+
+export type ErrorCode =
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'invalid_operations'
+  | 'no_image'
+  | 'bad_upload'
+  | 'image_too_large'
+  | 'bad_url'
+  | 'bad_url_scheme'
+  | 'blocked_url'
+  | 'too_many_redirects'
+  | 'fetch_failed'
+  | 'fetch_timeout'
+  | 'fetch_busy'
+  | 'busy'
+  | 'process_timeout'
+  | 'unprocessable_image'
+  | 'quota_exceeded'
+  | 'internal_error'
+  | 'rate_limited'
+  | 'invalid_token'
+  | 'token_used'
+  | 'token_expired'
+  | 'invalid_tier'
+  | 'invalid_request'
+  | 'invalid_signature'
+  | 'session_not_found'
+  | 'payment_incomplete'
+  | 'no_billing_account'
+  | 'provider_unavailable'
+  | 'store_unavailable'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'request_timeout'
+  | 'headers_too_large';
+
+export declare const ERROR_CODES: readonly ErrorCode[];
+export declare const ENDPOINTS: readonly string[];
+export declare const IMAGE_HEADERS: readonly string[];
+
+export type Fit = 'inside' | 'outside' | 'cover' | 'contain' | 'fill';
+export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
+
+export interface Operations {
+  resize?: { w?: number; h?: number; fit?: Fit };
+  format?: OutputFormat;
+  quality?: number;
+  strip?: boolean;
+}
+
+export interface ImageHeaders {
+  outputFormat?: string;
+  outputBytes?: number;
+  outputWidth?: number;
+  outputHeight?: number;
+  /** X-Service-Operations split on commas, e.g. ['resize', 'format=webp', 'quality=75', 'strip']. */
+  operations: string[];
+  quotaLimit?: number;
+  quotaRemaining?: number;
+  requestId?: string;
+}
+
+export interface ProcessedImage {
+  bytes: Uint8Array;
+  contentType: string;
+  headers: ImageHeaders;
+}
+
+export interface ProcessImageInput {
+  file?: Blob | Uint8Array;
+  filename?: string;
+  url?: string;
+  operations?: Operations;
+}
+
+export interface Account {
+  email: string;
+  tier: 'free' | 'starter' | 'growth' | 'scale';
+  quota: { limit: number; used: number; remaining: number; resetsAt: string };
+  daily: { date: string; used: number }[];
+}
+
+export interface IssuedKey {
+  apiKey: string | null;
+  email: string;
+  tier: string;
+  message?: string;
+  reason?: 'issued' | 'account_has_key' | 'already_shown';
+}
+
+export declare class ImgpipeError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  /** Seconds from Retry-After (503s and 429 rate_limited). */
+  readonly retryAfter?: number;
+  /** The whole error object, e.g. with upgrade_url on quota_exceeded. */
+  readonly body: { code: ErrorCode; message: string; [field: string]: unknown };
+}
+
+export interface ImgpipeClientOptions {
+  baseUrl: string;
+  apiKey?: string;
+  /** Retries of 503 busy / fetch_busy, after Retry-After (default 2). Nothing else is retried. */
+  retries?: number;
+  /** Longest wait between two attempts, whatever Retry-After says (default 10 000 ms). */
+  maxRetryWaitMs?: number;
+  fetch?: typeof fetch;
+}
+
+export declare class ImgpipeClient {
+  constructor(options: ImgpipeClientOptions);
+  apiKey?: string;
+  processImage(input: ProcessImageInput): Promise<ProcessedImage>;
+  getAccount(): Promise<Account>;
+  rotateKey(): Promise<IssuedKey & { apiKey: string }>;
+  signup(email: string): Promise<{ message: string }>;
+  recoverKey(email: string): Promise<{ message: string }>;
+  startCheckout(tier: 'starter' | 'growth' | 'scale', email: string): Promise<{ url: string }>;
+  sessionKey(sessionId: string): Promise<IssuedKey>;
+  openPortal(): Promise<{ url: string }>;
+}

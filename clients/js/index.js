@@ -1,0 +1,203 @@
+// @imgpipe/client: the imgpipe HTTP API from JavaScript (Node 20+, Deno, Bun, browsers). No dependencies:
+// global fetch, FormData and Blob. Plain ESM with hand-written types (index.d.ts), so it needs no build step.
+
+/** Every error code the API answers with (checked against the server's /openapi.json by imgpipe's tests). */
+export const ERROR_CODES = Object.freeze([
+  'missing_api_key',
+  'invalid_api_key',
+  'invalid_operations',
+  'no_image',
+  'bad_upload',
+  'image_too_large',
+  'bad_url',
+  'bad_url_scheme',
+  'blocked_url',
+  'too_many_redirects',
+  'fetch_failed',
+  'fetch_timeout',
+  'fetch_busy',
+  'busy',
+  'process_timeout',
+  'unprocessable_image',
+  'quota_exceeded',
+  'internal_error',
+  'rate_limited',
+  'invalid_token',
+  'token_used',
+  'token_expired',
+  'invalid_tier',
+  'invalid_request',
+  'invalid_signature',
+  'session_not_found',
+  'payment_incomplete',
+  'no_billing_account',
+  'provider_unavailable',
+  'store_unavailable',
+  'not_found',
+  'method_not_allowed',
+  'unsupported_media_type',
+  'request_timeout',
+  'headers_too_large',
+]);
+
+/** The calls this client makes, as `METHOD path` (checked against /openapi.json). */
+export const ENDPOINTS = Object.freeze([
+  'POST /v1/image',
+  'GET /v1/account',
+  'POST /v1/keys/rotate',
+  'POST /v1/keys/recover',
+  'POST /v1/signup',
+  'POST /v1/billing/checkout',
+  'GET /v1/billing/session/{id}/key',
+  'POST /v1/billing/portal',
+]);
+
+/** The headers of a 200 from POST /v1/image that processImage parses (checked against /openapi.json). */
+export const IMAGE_HEADERS = Object.freeze([
+  'X-Service-Output-Format',
+  'X-Service-Output-Bytes',
+  'X-Service-Output-Width',
+  'X-Service-Output-Height',
+  'X-Service-Operations',
+  'X-Service-Quota-Limit',
+  'X-Service-Quota-Remaining',
+  'X-Request-Id',
+]);
+
+/** Codes worth retrying after Retry-After: the instance was full, nothing was processed or counted. */
+const RETRIED_CODES = new Set(['busy', 'fetch_busy']);
+
+/** An error answer of the API: `code` is one of ERROR_CODES; `body` is the whole error object. */
+export class ImgpipeError extends Error {
+  constructor(status, body, retryAfter) {
+    const error = body?.error ?? {};
+    super(error.message ?? `HTTP ${status}`);
+    this.name = 'ImgpipeError';
+    this.status = status;
+    this.code = error.code ?? 'internal_error';
+    this.retryAfter = retryAfter;
+    this.body = error;
+  }
+}
+
+const toInt = (value) => (value === null ? undefined : Number(value));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function parseImageHeaders(headers) {
+  const operations = headers.get('x-service-operations');
+  return {
+    outputFormat: headers.get('x-service-output-format') ?? undefined,
+    outputBytes: toInt(headers.get('x-service-output-bytes')),
+    outputWidth: toInt(headers.get('x-service-output-width')),
+    outputHeight: toInt(headers.get('x-service-output-height')),
+    operations: operations ? operations.split(',') : [],
+    quotaLimit: toInt(headers.get('x-service-quota-limit')),
+    quotaRemaining: toInt(headers.get('x-service-quota-remaining')),
+    requestId: headers.get('x-request-id') ?? undefined,
+  };
+}
+
+async function errorFrom(res) {
+  const body = await res.json().catch(() => undefined);
+  const retryAfter = toInt(res.headers.get('retry-after'));
+  return new ImgpipeError(res.status, body, Number.isFinite(retryAfter) ? retryAfter : undefined);
+}
+
+export class ImgpipeClient {
+  /**
+   * @param {{ baseUrl: string, apiKey?: string, retries?: number, maxRetryWaitMs?: number, fetch?: typeof fetch }} options
+   */
+  constructor(options) {
+    if (!options?.baseUrl) throw new TypeError('baseUrl is required, e.g. http://127.0.0.1:3000');
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.retries = options.retries ?? 2;
+    this.maxRetryWaitMs = options.maxRetryWaitMs ?? 10_000;
+    this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  }
+
+  /** One request; `makeBody` is called per attempt (a FormData cannot be sent twice). */
+  async request(method, path, { makeBody, auth = true, headers = {} } = {}) {
+    for (let attempt = 0; ; attempt++) {
+      const body = makeBody?.();
+      const res = await this.fetch(this.baseUrl + path, {
+        method,
+        headers: {
+          accept: 'application/json',
+          ...(auth && this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+          ...(body !== undefined && !(body instanceof FormData)
+            ? { 'content-type': 'application/json' }
+            : {}),
+          ...headers,
+        },
+        body: body === undefined || body instanceof FormData ? body : JSON.stringify(body),
+      });
+      if (res.ok) return res;
+      const error = await errorFrom(res);
+      if (!RETRIED_CODES.has(error.code) || attempt >= this.retries) throw error;
+      await sleep(Math.min((error.retryAfter ?? 1) * 1000, this.maxRetryWaitMs));
+    }
+  }
+
+  async json(method, path, options) {
+    return (await this.request(method, path, options)).json();
+  }
+
+  /**
+   * Processes one image: `file` (Blob, Uint8Array or Buffer) or `url`, with `operations`.
+   * Resolves with the bytes and the parsed X-Service headers; rejects with an ImgpipeError.
+   */
+  async processImage({ file, filename = 'image', url, operations = {} } = {}) {
+    if ((file === undefined) === (url === undefined)) throw new TypeError('give exactly one of file or url');
+    const makeBody = () => {
+      if (url !== undefined) return { url, operations };
+      const form = new FormData();
+      form.append('image', file instanceof Blob ? file : new Blob([file]), filename);
+      form.append('operations', JSON.stringify(operations));
+      return form;
+    };
+    const res = await this.request('POST', '/v1/image', { makeBody, headers: { accept: 'image/*' } });
+    return {
+      bytes: new Uint8Array(await res.arrayBuffer()),
+      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+      headers: parseImageHeaders(res.headers),
+    };
+  }
+
+  /** The key's account: e-mail, tier, this month's quota and images per day. */
+  getAccount() {
+    return this.json('GET', '/v1/account');
+  }
+
+  /** Revokes the key in use and returns a new one (shown once); the client goes on with the new key. */
+  async rotateKey() {
+    const body = await this.json('POST', '/v1/keys/rotate');
+    this.apiKey = body.apiKey;
+    return body;
+  }
+
+  /** Mails a free-signup link to `email` (the same answer whether or not an account exists). */
+  signup(email) {
+    return this.json('POST', '/v1/signup', { makeBody: () => ({ email }), auth: false });
+  }
+
+  /** Mails a key-recovery link to `email`. */
+  recoverKey(email) {
+    return this.json('POST', '/v1/keys/recover', { makeBody: () => ({ email }), auth: false });
+  }
+
+  /** Starts a paid checkout; send the buyer to the returned `url`. */
+  startCheckout(tier, email) {
+    return this.json('POST', '/v1/billing/checkout', { makeBody: () => ({ tier, email }), auth: false });
+  }
+
+  /** After payment: the new key once (`apiKey` null when the account already had one). */
+  sessionKey(sessionId) {
+    return this.json('GET', `/v1/billing/session/${encodeURIComponent(sessionId)}/key`, { auth: false });
+  }
+
+  /** A customer-portal address for the key's account (upgrade, downgrade, cancel, card). */
+  openPortal() {
+    return this.json('POST', '/v1/billing/portal');
+  }
+}

@@ -1,0 +1,98 @@
+// Every example of examples/ (curl, JavaScript, Python) runs against a real server and does what it says; the
+// README and /docs show each one verbatim, so no example can rot.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { EXAMPLE_FILES } from '../../src/http/openapi-examples.ts';
+import { startTestServer } from '../helpers/app.ts';
+import { startOrigin } from '../helpers/origin-server.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
+
+function missingTool(language: string): string | false {
+  const probe = (cmd: string, args: string[]) => {
+    try {
+      execFileSync(cmd, args, { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (language === 'curl' && !probe('curl', ['--version']))
+    return 'curl is not installed (Debian package curl)';
+  if (language === 'python' && !probe('python3', ['-c', 'import requests'])) {
+    return 'python3 with requests is not installed (Debian package python3-requests)';
+  }
+  return false;
+}
+
+const RUNNER: Record<string, { dir: string; ext: string; cmd: string }> = {
+  curl: { dir: 'curl', ext: 'sh', cmd: 'bash' },
+  js: { dir: 'js', ext: 'mjs', cmd: process.execPath },
+  python: { dir: 'python', ext: 'py', cmd: 'python3' },
+};
+
+async function setUp(t: TestContext) {
+  const photo = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#b85' } })
+    .jpeg()
+    .toBuffer();
+  const origin = await startOrigin(t, (_req, res) =>
+    res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo),
+  );
+  const server = await startTestServer(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-examples-'));
+  writeFileSync(join(dir, 'photo.jpg'), photo);
+  const example = (language: string, name: string, args: string[]) => {
+    const r = RUNNER[language]!;
+    return run(r.cmd, [join(ROOT, 'examples', r.dir, `${name}.${r.ext}`), ...args], {
+      cwd: dir,
+      env: { ...process.env, IMGPIPE_URL: server.url, IMGPIPE_KEY: server.key },
+    });
+  };
+  return { dir, origin, example };
+}
+
+for (const language of ['curl', 'js', 'python']) {
+  test(`examples (${language}): upload writes an 800 px WebP, url a 300×300 AVIF, errors prints the code and exits 1`, async (t) => {
+    const missing = missingTool(language);
+    if (missing) {
+      t.skip(missing);
+      return;
+    }
+    const { dir, origin, example } = await setUp(t);
+    await example(language, 'upload', ['photo.jpg', 'out.webp']);
+    const webp = await sharp(join(dir, 'out.webp')).metadata();
+    assert.deepEqual([webp.format, webp.width, webp.height], ['webp', 800, 533]);
+
+    await example(language, 'url', [origin.url('/photo.jpg'), 'thumb.avif']);
+    const avif = await sharp(join(dir, 'thumb.avif')).metadata();
+    assert.deepEqual([avif.format, avif.width, avif.height], ['heif', 300, 300]);
+
+    const failed = await example(language, 'errors', ['photo.jpg', 'bad.jpg']).then(
+      () => assert.fail('the errors example exits 1'),
+      (err: { code: number; stdout: string }) => err,
+    );
+    assert.equal(failed.code, 1);
+    assert.match(failed.stdout, /^invalid_operations: .*jpeg/m);
+    assert.equal(existsSync(join(dir, 'bad.jpg')), false, 'no error body left behind as an image');
+  });
+}
+
+test('examples: the README and /docs show every example verbatim', async (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const server = await startTestServer(t);
+  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { info: { description: string } };
+  assert.equal(EXAMPLE_FILES.length, 9);
+  for (const file of EXAMPLE_FILES) {
+    const code = readFileSync(join(ROOT, file), 'utf8').trimEnd();
+    assert.ok(readme.includes(code), `README.md shows ${file}`);
+    assert.ok(doc.info.description.includes(code), `/docs shows ${file}`);
+  }
+});
