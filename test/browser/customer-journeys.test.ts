@@ -176,6 +176,20 @@ test('journey, paid: pricing → buy → pay → key page → account → portal
   assert.equal(await page.textContent('#tier'), 'growth');
   assert.match((await page.textContent('#used')) ?? '', /of 25,000 images/);
   await j.shot('account-growth');
+
+  // Rotating from the account page shows the new key once; the old one stops working at once.
+  page.once('dialog', (dialog) => void dialog.accept());
+  await page.click('#rotate');
+  await page.locator('#new-key').waitFor({ state: 'visible' });
+  const rotated = (await page.textContent('#new-key-value'))?.trim() ?? '';
+  assert.match(rotated, /^imgp_/);
+  assert.notEqual(rotated, key);
+  const withOld = await fetch(`${base}/v1/account`, { headers: { authorization: `Bearer ${key}` } });
+  assert.equal(withOld.status, 401);
+  await page.reload();
+  await page.locator('#account').waitFor({ state: 'visible' });
+  assert.equal(await page.textContent('#tier'), 'growth', 'the tab goes on with the new key');
+  await j.shot('account-rotated');
 });
 
 test('journey, lost key: recovery form → mail → new key; the old key gets 401', async (t) => {
