@@ -41,6 +41,45 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** When each code is answered, in one sentence: the OpenAPI document and the README's error table show these. */
+export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  missing_api_key: 'No Authorization header or not in Bearer form.',
+  invalid_api_key: 'Key matches no active account (unknown, revoked or malformed).',
+  invalid_operations: 'operations JSON invalid: unknown key, bad value, parse failure, unsupported format.',
+  no_image: 'Neither image nor url provided (or the image part is empty).',
+  bad_upload: 'The multipart body could not be read for a reason other than size.',
+  image_too_large: 'Upload over the upload cap, fetched image over the fetch cap, or too many pixels.',
+  bad_url: 'url is not a valid absolute URL.',
+  bad_url_scheme: 'url is not http or https.',
+  blocked_url: 'The URL or a redirect target resolves to a disallowed address.',
+  too_many_redirects: 'More redirects than allowed.',
+  fetch_failed: 'The fetch failed: non-200 response or connection error.',
+  fetch_timeout: 'The fetch took too long.',
+  fetch_busy: 'Too many concurrent URL fetches; retry after Retry-After seconds.',
+  busy: 'Processing concurrency limit reached; retry after Retry-After seconds.',
+  process_timeout: 'Processing did not finish within the per-request deadline.',
+  unprocessable_image: 'Image corrupt or format unsupported for processing.',
+  quota_exceeded: 'Monthly quota used up; nothing processed, nothing counted. Carries upgrade_url.',
+  internal_error: 'Unhandled server error.',
+  rate_limited: 'Too many attempts from one IP.',
+  invalid_token: 'Token unrecognised.',
+  token_used: 'Token already used.',
+  token_expired: 'Token past its validity.',
+  invalid_tier: 'Tier not a purchasable tier.',
+  invalid_request: 'The body is not valid JSON of the documented shape.',
+  invalid_signature: 'The provider signature is missing, invalid or too old.',
+  session_not_found: 'No checkout session with this id at the provider.',
+  payment_incomplete: 'The checkout session is not paid yet.',
+  no_billing_account: 'The account has no billing customer yet; start with a checkout.',
+  provider_unavailable: 'The payment provider cannot be reached.',
+  store_unavailable: 'The store does not answer; retry shortly.',
+  not_found: 'No such endpoint.',
+  method_not_allowed: 'Method not allowed.',
+  unsupported_media_type: 'Content-Type not accepted.',
+  request_timeout: 'The request (headers or body) was not received within the server timeouts.',
+  headers_too_large: 'The request headers are larger than the server accepts.',
+};
+
 export interface ApiErrorExtra {
   /** Extra body fields beside code and message (e.g. upgrade_url). */
   body?: Record<string, unknown>;
@@ -74,4 +113,20 @@ export function apiError(code: ErrorCode, message: string, extra?: ApiErrorExtra
 
 export function isApiError(err: unknown): err is ApiError {
   return err instanceof ApiError;
+}
+
+/** Seconds a client is told to wait after store_unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+/** 503 store_unavailable: the store cannot answer right now (the cause goes to the log, never to the client). */
+export function storeUnavailable(cause: unknown): ApiError {
+  return apiError('store_unavailable', 'The data store is unavailable; retry shortly', {
+    headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS },
+    cause,
+  });
+}
+
+/** 500 internal_error: a bug; the client learns nothing about it beyond the request id in X-Request-Id. */
+export function internalError(cause: unknown): ApiError {
+  return apiError('internal_error', 'Internal server error', { cause });
 }

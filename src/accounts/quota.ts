@@ -1,6 +1,7 @@
 // owns: quota arithmetic (UTC calendar months, remaining units) and the reserve/refund calls around a request.
 import type { Config, Tier } from '../config.ts';
-import { apiError } from '../errors.ts';
+import { storeUnavailable } from '../errors.ts';
+import { quotaExceeded } from './errors.ts';
 import { randomUUID } from 'node:crypto';
 import { insertOutboxMail, type NewOutboxMail } from '../store/outbox.ts';
 import type { Db } from '../store/schema.ts';
@@ -69,10 +70,7 @@ async function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<
       }
     });
   } catch (err) {
-    throw (
-      workError ??
-      apiError('store_unavailable', 'The store cannot be written right now; retry later', { cause: err })
-    );
+    throw workError ?? storeUnavailable(err);
   }
 }
 
@@ -119,14 +117,7 @@ export async function reserveQuotaUnit(
         })
       : undefined;
   if (used === undefined) {
-    throw apiError(
-      'quota_exceeded',
-      `Monthly quota used up: ${limit} of ${limit} images used on the ${account.tier} plan. It resets on ${quotaResetsAt(now).toISOString().slice(0, 10)}; upgrade for more.`,
-      {
-        body: { upgrade_url: upgradeUrl },
-        headers: { 'X-Service-Quota-Limit': limit, 'X-Service-Quota-Remaining': 0 },
-      },
-    );
+    throw quotaExceeded(limit, account.tier, quotaResetsAt(now).toISOString().slice(0, 10), upgradeUrl);
   }
   return { id, accountId: account.id, month, day, limit, used };
 }

@@ -1,6 +1,6 @@
 // Per-IP limits (signup/recovery, checkout) and the silent per-mailbox mail cap, all fixed windows in the store.
 import ipaddr from 'ipaddr.js';
-import { apiError } from '../errors.ts';
+import { rateLimited } from './errors.ts';
 import type { Db } from '../store/schema.ts';
 import { countAttempt, deleteOldWindows } from '../store/rate-limits.ts';
 
@@ -76,11 +76,7 @@ async function checkIpRate(
   await sweepOccasionally(db, bucket, windowStart);
   if (count > rule.limit) {
     const retryAfter = secondsUntilWindowEnds(nowSeconds, rule.windowSeconds);
-    throw apiError(
-      'rate_limited',
-      `Too many ${what} from your address: at most ${rule.limit} per ${rule.windowSeconds} s. Try again in ${retryAfter} s.`,
-      { headers: { 'Retry-After': retryAfter } },
-    );
+    throw rateLimited(what, rule.limit, rule.windowSeconds, retryAfter);
   }
 }
 

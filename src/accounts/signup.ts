@@ -3,7 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Mailer } from '../mail/mailer.ts';
-import { apiError, type ApiError } from '../errors.ts';
+import type { ApiError } from '../errors.ts';
+import { invalidToken, tokenExpired, tokenUsed } from './errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';
 import { findOrCreateAccount } from '../store/accounts.ts';
 import { insertApiKeyUnlessActive, replaceActiveKey } from '../store/keys.ts';
@@ -95,13 +96,10 @@ const MESSAGES = {
 /** Why a token could not be consumed: unknown (or of the other purpose), already used, or expired. */
 async function tokenFailure(db: Db, tokenHash: string, purpose: TokenPurpose, now: Date): Promise<ApiError> {
   const row = await findMagicToken(db, tokenHash, purpose);
-  if (!row) return apiError('invalid_token', 'This link is not recognised. Ask for a new one on /pricing.');
-  if (row.used_at !== null)
-    return apiError('token_used', 'This link was already used. Ask for a new one on /pricing.');
-  if (row.expires_at <= now.toISOString()) {
-    return apiError('token_expired', 'This link has expired. Ask for a new one on /pricing.');
-  }
-  return apiError('invalid_token', 'This link is not recognised. Ask for a new one on /pricing.');
+  if (!row) return invalidToken();
+  if (row.used_at !== null) return tokenUsed();
+  if (row.expires_at <= now.toISOString()) return tokenExpired();
+  return invalidToken();
 }
 
 /**
@@ -114,7 +112,7 @@ export async function verifyMagicLink(
   token: unknown,
 ): Promise<VerifiedLink> {
   if (!looksLikeMagicToken(token)) {
-    throw apiError('invalid_token', 'The link carries no valid token. Open the link from the mail as it is.');
+    throw invalidToken();
   }
   const { db } = ctx.store;
   const tokenHash = hashMagicToken(token);

@@ -1,7 +1,12 @@
 // Buying a tier: start a hosted checkout, turn a paid session into an account + tier + key, open the portal.
 import { issueFirstKey } from '../accounts/key-issuer.ts';
-import { apiError } from '../errors.ts';
-import { PAID_TIERS_OFF_MESSAGE } from './paid-tiers-off.ts';
+import {
+  noBillingAccount,
+  PAID_TIERS_OFF,
+  paymentIncomplete,
+  providerUnavailable,
+  sessionNotFound,
+} from './errors.ts';
 import {
   findAccountByEmail,
   findAccountById,
@@ -85,16 +90,10 @@ async function provisionAccount(
 export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Promise<SessionKeyResult> {
   const session = await deps.provider.retrieveCheckout(sessionId);
   if (!session?.email) {
-    throw apiError(
-      'session_not_found',
-      `No checkout session ${sessionId}; start one with POST /v1/billing/checkout`,
-    );
+    throw sessionNotFound(sessionId);
   }
   if (!session.paid) {
-    throw apiError(
-      'payment_incomplete',
-      'This checkout is not paid yet; finish the payment, then open this link again',
-    );
+    throw paymentIncomplete();
   }
   const sub = session.subscriptionId
     ? await deps.provider.retrieveSubscription(session.subscriptionId)
@@ -110,14 +109,10 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
 
 /** A portal session for the account's provider customer; 409 no_billing_account when it never bought. */
 export async function openPortal(deps: CheckoutDeps, accountId: string): Promise<{ url: string }> {
-  if (!deps.provider.paidTiers) throw apiError('provider_unavailable', PAID_TIERS_OFF_MESSAGE);
+  if (!deps.provider.paidTiers) throw providerUnavailable(PAID_TIERS_OFF);
   const account = await findAccountById(deps.db, accountId);
   if (!account?.billing_customer_id) {
-    throw apiError(
-      'no_billing_account',
-      `This account has no subscription to manage yet; buy a tier first with POST /v1/billing/checkout (see ${pricingUrl(deps)})`,
-      { body: { pricing_url: pricingUrl(deps) } },
-    );
+    throw noBillingAccount(pricingUrl(deps));
   }
   return deps.provider.createPortal(account.billing_customer_id, pricingUrl(deps));
 }

@@ -4,7 +4,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import type { Config, Tier } from '../config.ts';
-import { apiError } from '../errors.ts';
 import { emailKey } from '../store/accounts.ts';
 import * as local from '../store/local-billing.ts';
 import type { Db } from '../store/schema.ts';
@@ -24,6 +23,7 @@ import {
   type PaidTier,
   type PriceTable,
 } from './tiers.ts';
+import { portalSessionNotFound, sessionNotFound } from './errors.ts';
 
 const LOCAL_PRICES: PriceTable = {
   starter: 'price_local_starter',
@@ -175,7 +175,7 @@ export class LocalProvider implements PaymentProvider {
   /** Pays an open session: starts its subscription and returns the events to deliver (none if already paid). */
   async payCheckout(sessionId: string): Promise<SignedEvent[]> {
     const session = await local.findLocalSession(this.db, sessionId);
-    if (!session) throw apiError('session_not_found', `No checkout session ${sessionId}`);
+    if (!session) throw sessionNotFound(sessionId);
     const now = nowSeconds();
     const sub: local.LocalSubscription = {
       id: newId('sub'),
@@ -216,7 +216,7 @@ export class LocalProvider implements PaymentProvider {
   /** Upgrade, downgrade (a paid tier) or cancel (`free`); returns the event to deliver. */
   async changeTier(token: string, tier: Tier): Promise<SignedEvent[]> {
     const customer = await this.portalCustomer(token);
-    if (!customer) throw apiError('not_found', 'This portal session is unknown or has expired');
+    if (!customer) throw portalSessionNotFound();
     const active = await local.findActiveLocalSubscription(this.db, customer.id);
     const now = nowSeconds();
     if (tier === 'free') {

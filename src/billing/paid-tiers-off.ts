@@ -1,13 +1,11 @@
 // The provider used in production when neither Stripe nor LOCAL_BILLING=on is configured: paid tiers are off.
-import { apiError, type ApiError } from '../errors.ts';
+import type { ApiError } from '../errors.ts';
+import { PAID_TIERS_OFF, providerUnavailable } from './errors.ts';
 import type { BillingEvent, CheckoutSessionState, PaymentProvider, SubscriptionState } from './provider.ts';
 import type { DisplayPrices } from './tiers.ts';
 
-export const PAID_TIERS_OFF_MESSAGE =
-  'Paid tiers are not configured on this server (no payment provider); the free tier is available through POST /v1/signup';
-
 function paidTiersOff(): ApiError {
-  return apiError('provider_unavailable', PAID_TIERS_OFF_MESSAGE);
+  return providerUnavailable(PAID_TIERS_OFF);
 }
 
 /** Every call answers 503 provider_unavailable: nothing can be bought, no session or portal exists. */

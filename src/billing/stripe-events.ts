@@ -4,6 +4,7 @@ import Stripe from 'stripe';
 import { apiError } from '../errors.ts';
 import type { BillingEvent, SubscriptionState } from './provider.ts';
 import { tierForPriceId, type PriceTable } from './tiers.ts';
+import { invalidSignature } from './errors.ts';
 
 /** Replay window of a signature, in seconds (the SDK's default, stated so it cannot drift). */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -81,11 +82,7 @@ export function verifyStripeEvent(
   try {
     event = Stripe.webhooks.constructEvent(rawBody, signature ?? '', secret, SIGNATURE_TOLERANCE_SECONDS);
   } catch (err) {
-    throw apiError(
-      'invalid_signature',
-      'The Stripe-Signature header does not match this body, or its timestamp is outside the 300 s tolerance',
-      { cause: err },
-    );
+    throw invalidSignature(err);
   }
   return toBillingEvent(event);
 }

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
 import type { Config } from '../config.ts';
-import { apiError, isApiError } from '../errors.ts';
+import { isApiError } from '../errors.ts';
 import type {
   BillingEvent,
   CheckoutRequest,
@@ -25,6 +25,7 @@ import {
   type PaidTier,
   type PriceTable,
 } from './tiers.ts';
+import { invalidTier, providerUnavailable } from './errors.ts';
 
 const PRICE_CACHE_MS = 10 * 60_000;
 const PRICE_RETRY_MS = 60_000;
@@ -54,9 +55,7 @@ async function call<T>(what: string, run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (err) {
     if (isApiError(err)) throw err;
-    throw apiError('provider_unavailable', `The payment provider could not ${what}; try again shortly`, {
-      cause: err,
-    });
+    throw providerUnavailable(`it could not ${what}; try again shortly`, err);
   }
 }
 
@@ -85,7 +84,7 @@ export class StripeProvider implements PaymentProvider {
   async createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }> {
     const price = priceIdForTier(this.prices, request.tier);
     if (!price) {
-      throw apiError('invalid_tier', `The ${request.tier} tier is not offered here (no STRIPE_PRICE_ set)`);
+      throw invalidTier((Object.keys(this.prices) as PaidTier[]).filter((tier) => this.prices[tier]));
     }
     return call('start a checkout', async () => {
       const customer = request.customerId ?? (await this.findOrCreateCustomer(request.email));

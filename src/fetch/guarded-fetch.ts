@@ -4,12 +4,12 @@ import type { ConnectionOptions } from 'node:tls';
 import { request } from 'undici';
 import type { Config } from '../config.ts';
 import type { Limiter } from '../pipeline/limiter.ts';
-import { ApiError, apiError } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
+import { fetchBusy, fetchFailed, fetchTimeout, tooManyRedirects } from './errors.ts';
 
-const FETCH_BUSY_RETRY_AFTER_SECONDS = 2;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 const PACKAGE_VERSION = (
@@ -57,7 +57,7 @@ function describeNetworkError(err: unknown, where: string): ApiError {
   else if (code.startsWith('HPE_') || code === 'UND_ERR_INFO')
     what = `${where} sent an invalid HTTP response`;
   else what = `request to ${where} failed (${code || e.message || 'unknown error'})`;
-  return apiError('fetch_failed', `URL fetch failed: ${what}`, { cause: err });
+  return fetchFailed(what, err);
 }
 
 function single(value: string | string[] | undefined): string | undefined {
@@ -90,7 +90,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
       }
       if (res.statusCode !== 200) {
         discardBody(res.body);
-        throw apiError('fetch_failed', `URL fetch failed: ${where} answered HTTP ${res.statusCode}, not 200`);
+        throw fetchFailed(`${where} answered HTTP ${res.statusCode}, not 200`);
       }
       const bytes = await readCappedBody(res.body, {
         cap,
@@ -101,9 +101,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
     } catch (err) {
       if (err instanceof ApiError) throw err;
       if (controller.signal.aborted || /TIMEOUT/.test((err as { code?: string }).code ?? '')) {
-        throw apiError('fetch_timeout', `URL fetch from ${where} took longer than ${timeoutMs} ms`, {
-          cause: err,
-        });
+        throw fetchTimeout(where, timeoutMs, err);
       }
       throw describeNetworkError(err, where);
     } finally {
@@ -119,13 +117,13 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
         const hop = await fetchHop(url);
         if (hop.kind === 'body') return hop.bytes;
         if (redirects >= config.maxRedirects) {
-          throw apiError('too_many_redirects', `The URL redirected more than ${config.maxRedirects} times`);
+          throw tooManyRedirects(config.maxRedirects);
         }
         let next: string;
         try {
           next = new URL(hop.location, url).href;
         } catch {
-          throw apiError('fetch_failed', `URL fetch failed: ${url.host} redirected to an invalid URL`);
+          throw fetchFailed(`${url.host} redirected to an invalid URL`);
         }
         // Every hop is a new URL from the network: the same scheme and address checks apply again.
         url = checkFetchUrl(next, allowCidrs, 'a redirect');
@@ -150,9 +148,7 @@ export async function fetchImage(deps: FetchImageDeps, rawUrl: string): Promise<
   const url = checkFetchUrl(rawUrl, deps.config.fetchAllowCidrs);
   const release = deps.fetches.tryAcquire();
   if (!release) {
-    throw apiError('fetch_busy', 'All URL fetch slots are in use; retry shortly', {
-      headers: { 'Retry-After': FETCH_BUSY_RETRY_AFTER_SECONDS },
-    });
+    throw fetchBusy();
   }
   try {
     return await deps.fetcher.fetch(url);

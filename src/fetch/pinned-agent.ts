@@ -3,9 +3,8 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
-import { apiError } from '../errors.ts';
 import { blockedAddressReason } from './address-policy.ts';
-import { blockedUrl } from './url-policy.ts';
+import { blockedUrl, fetchFailed } from './errors.ts';
 
 export interface ResolvedAddress {
   address: string;
@@ -30,7 +29,7 @@ export interface PinnedAgentOptions {
 /** Turns a failed lookup into fetch_failed naming the DNS failure. */
 function dnsFailure(hostname: string, err: unknown) {
   const code = (err as { code?: string }).code ?? 'no answer';
-  return apiError('fetch_failed', `DNS lookup of ${hostname} failed (${code})`, { cause: err });
+  return fetchFailed(`DNS lookup of ${hostname} failed (${code})`, err);
 }
 
 /**

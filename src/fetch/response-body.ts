@@ -2,7 +2,8 @@
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { apiError, type ApiError } from '../errors.ts';
+import type { ApiError } from '../errors.ts';
+import { fetchedImageTooLarge, fetchFailed } from './errors.ts';
 
 export interface BodyLimits {
   /** MAX_FETCH_BYTES: the most decoded bytes accepted (and wire bytes, when encoded). */
@@ -24,10 +25,6 @@ export function discardBody(body: Readable): void {
   body.destroy();
 }
 
-function tooLarge(cap: number, detail: string) {
-  return apiError('image_too_large', `The fetched image is larger than the ${cap}-byte limit (${detail})`);
-}
-
 /** Decoders in the order they must run: codings are listed in the order they were applied. */
 function decodersFor(contentEncoding: string | undefined): Transform[] {
   const codings = (contentEncoding ?? '')
@@ -36,7 +33,7 @@ function decodersFor(contentEncoding: string | undefined): Transform[] {
     .filter((c) => c !== '' && c !== 'identity');
   return codings.reverse().map((coding) => {
     const make = DECODERS[coding];
-    if (!make) throw apiError('fetch_failed', `URL fetch failed: unsupported Content-Encoding "${coding}"`);
+    if (!make) throw fetchFailed(`unsupported Content-Encoding "${coding}"`);
     return make();
   });
 }
@@ -48,7 +45,7 @@ function wireLimit(cap: number, onOverCap: (err: ApiError) => void): Transform {
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length;
       if (seen <= cap) return done(null, chunk);
-      const err = tooLarge(cap, 'compressed size');
+      const err = fetchedImageTooLarge(cap, 'compressed size');
       onOverCap(err);
       done(err);
     },
@@ -63,7 +60,7 @@ export async function readCappedBody(body: Readable, limits: BodyLimits): Promis
   try {
     decoders = decodersFor(limits.contentEncoding);
     if (decoders.length === 0 && Number.isFinite(declared) && declared > cap) {
-      throw tooLarge(cap, `Content-Length ${declared}`);
+      throw fetchedImageTooLarge(cap, `Content-Length ${declared}`);
     }
   } catch (err) {
     discardBody(body);
@@ -77,7 +74,7 @@ export async function readCappedBody(body: Readable, limits: BodyLimits): Promis
     for await (const chunk of source) {
       size += chunk.length;
       if (size > cap) {
-        overCap = tooLarge(cap, decoders.length > 0 ? 'after decoding' : 'streamed');
+        overCap = fetchedImageTooLarge(cap, decoders.length > 0 ? 'after decoding' : 'streamed');
         throw overCap;
       }
       chunks.push(chunk);
@@ -92,13 +89,7 @@ export async function readCappedBody(body: Readable, limits: BodyLimits): Promis
     if (overCap) throw overCap;
     const code = (err as { code?: string }).code ?? '';
     if (code.startsWith('Z_') || code.startsWith('ERR__ERROR') || code.startsWith('ERR_BROTLI')) {
-      throw apiError(
-        'fetch_failed',
-        `URL fetch failed: the ${limits.contentEncoding} body could not be decoded`,
-        {
-          cause: err,
-        },
-      );
+      throw fetchFailed(`the ${limits.contentEncoding} body could not be decoded`, err);
     }
     throw err;
   }

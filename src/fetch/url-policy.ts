@@ -1,7 +1,7 @@
 // Which URLs may be fetched at all: parse (WHATWG), scheme, length, userinfo, literal IPs and localhost names.
 import { isIPv4 } from 'node:net';
-import { apiError, type ApiError } from '../errors.ts';
 import { blockedAddressReason } from './address-policy.ts';
+import { badUrl, badUrlScheme, blockedUrl } from './errors.ts';
 
 export const MAX_URL_LENGTH = 2048;
 const FETCHABLE_SCHEMES = new Set(['http:', 'https:']);
@@ -25,36 +25,24 @@ export function literalAddress(hostname: string): string | undefined {
 }
 
 /**
- * blocked_url never names the address a host resolved to (that would map internal DNS for an outsider,
- * operator contract §8); `detail` is logged by the error handler as the error's cause.
- */
-export function blockedUrl(what: string, detail: string): ApiError {
-  return apiError(
-    'blocked_url',
-    `${what} resolves to a disallowed address (loopback, private, link-local or otherwise not public); only public addresses are fetched`,
-    { cause: detail },
-  );
-}
-
-/**
  * Parses a client-supplied or redirect URL and applies every check that needs no DNS. Returns the URL
  * to request, with userinfo and fragment removed (credentials are never forwarded).
  * Errors: bad_url, bad_url_scheme, blocked_url.
  */
 export function checkFetchUrl(raw: unknown, allowCidrs: readonly string[], what = 'url'): URL {
-  if (typeof raw !== 'string') throw apiError('bad_url', `${what} must be a string`);
-  if (raw.trim() === '') throw apiError('bad_url', `${what} is empty; send an absolute http or https URL`);
+  if (typeof raw !== 'string') throw badUrl(what, 'must be a string');
+  if (raw.trim() === '') throw badUrl(what, 'is empty');
   if (raw.length > MAX_URL_LENGTH) {
-    throw apiError('bad_url', `${what} is longer than ${MAX_URL_LENGTH} characters (${raw.length})`);
+    throw badUrl(what, `is longer than ${MAX_URL_LENGTH} characters (${raw.length})`);
   }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw apiError('bad_url', `${what} is not a valid absolute URL`);
+    throw badUrl(what, 'is not a valid absolute URL');
   }
   if (!FETCHABLE_SCHEMES.has(url.protocol)) {
-    throw apiError('bad_url_scheme', `${what} uses ${url.protocol}; only http and https URLs are fetched`);
+    throw badUrlScheme(what, url.protocol);
   }
   url.username = '';
   url.password = '';
@@ -66,7 +54,7 @@ export function checkFetchUrl(raw: unknown, allowCidrs: readonly string[], what 
     return url;
   }
   const name = url.hostname.replace(/\.+$/, '');
-  if (name === '') throw apiError('bad_url', `${what} has no host name`);
+  if (name === '') throw badUrl(what, 'has no host name');
   if (isLocalhostName(name)) {
     throw blockedUrl(what, `${url.hostname} names this machine`);
   }

@@ -2,7 +2,14 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, apiError, isApiError, type ErrorCode } from '../errors.ts';
+import {
+  ApiError,
+  apiError,
+  internalError,
+  isApiError,
+  storeUnavailable,
+  type ErrorCode,
+} from '../errors.ts';
 import { isStoreUnavailableError } from '../store/errors.ts';
 
 declare module 'fastify' {
@@ -12,16 +19,11 @@ declare module 'fastify' {
   }
 }
 
-const STORE_RETRY_AFTER_SECONDS = 2;
-
 /** Converts anything thrown in a request into the ApiError the client will see. */
 export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   if (isApiError(err)) return err;
   if (isStoreUnavailableError(err)) {
-    return apiError('store_unavailable', 'The data store is unavailable; retry shortly', {
-      headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS },
-      cause: err,
-    });
+    return storeUnavailable(err);
   }
   const fe = err as Partial<FastifyError>;
   const badBodyCode = request.routeOptions.config?.badBodyCode ?? 'invalid_request';
@@ -45,7 +47,7 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
     // Fastify's own client errors: empty or invalid JSON, bad content length, aborted bodies.
     return apiError(badBodyCode, fe.message ?? 'The request could not be read');
   }
-  return apiError('internal_error', 'Internal server error', { cause: err });
+  return internalError(err);
 }
 
 export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {

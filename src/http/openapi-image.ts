@@ -1,17 +1,12 @@
-// The POST /v1/image entry of the endpoint table: multipart or JSON request, image responses, its error codes.
+// The document of POST /v1/image: the multipart body is the one request described by hand (busboy reads it, no
+// zod schema does), beside the JSON form, the image responses and the error codes.
 import { OUTPUT_FORMATS } from '../pipeline/operations.ts';
-import type { Endpoint } from './openapi-endpoint.ts';
-
-type JsonObject = Record<string, unknown>;
-
-const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+import { OPERATIONS_EXAMPLE, type RouteDoc } from './openapi.ts';
 
 const IMAGE_DESCRIPTION = `Processes one image, uploaded (multipart \`image\`) or fetched (\`url\`), with \`operations\` applied in
 the fixed order resize → format and quality → strip. A quota unit is reserved before the body is read and refunded
 on every failure: only a 200 counts. Up to MAX_CONCURRENT_JOBS images are processed at once per instance and up to
 MAX_CONCURRENT_FETCHES urls fetched; beyond that the answer is 503 at once (no queueing).`;
-
-export const OPERATIONS_EXAMPLE = { resize: { w: 800, fit: 'inside' }, format: 'webp', quality: 75 };
 
 const OPERATIONS_FIELD_DESCRIPTION = `A JSON object, sent as a string in multipart (any Content-Type of the part). All fields are optional; \`{}\`
 re-encodes in the input's format at quality 80 without metadata. resize: \`w\` and/or \`h\` (1 to MAX_RESIZE_DIMENSION) and
@@ -19,8 +14,7 @@ re-encodes in the input's format at quality 80 without metadata. resize: \`w\` a
 input's; GIF and TIFF become PNG). quality: 1 to 100 (default 80; ignored for PNG). strip: true (default) drops EXIF, XMP,
 IPTC and GPS after applying the EXIF orientation, converting to sRGB; false keeps them.`;
 
-const imageRequestBody: JsonObject = {
-  required: true,
+const imageRequestBody = {
   content: {
     'multipart/form-data': {
       schema: {
@@ -79,30 +73,26 @@ const imageContent = Object.fromEntries(
   ]),
 );
 
-export const IMAGE_ENDPOINT: Endpoint = {
-  method: 'post',
-  path: '/v1/image',
+export const IMAGE_ROUTE_DOC: RouteDoc = {
   operationId: 'processImage',
   tag: 'Images',
   summary: 'Resize, convert, compress and strip one image',
   description: IMAGE_DESCRIPTION,
   auth: true,
-  requestBody: imageRequestBody,
+  body: imageRequestBody,
   success: {
     status: 200,
     description: 'The processed image bytes.',
     content: imageContent,
-    headers: Object.fromEntries(
-      [
-        'X-Service-Output-Format',
-        'X-Service-Output-Bytes',
-        'X-Service-Output-Width',
-        'X-Service-Output-Height',
-        'X-Service-Operations',
-        'X-Service-Quota-Limit',
-        'X-Service-Quota-Remaining',
-      ].map((h) => [h, header(h)]),
-    ),
+    headers: [
+      'X-Service-Output-Format',
+      'X-Service-Output-Bytes',
+      'X-Service-Output-Width',
+      'X-Service-Output-Height',
+      'X-Service-Operations',
+      'X-Service-Quota-Limit',
+      'X-Service-Quota-Remaining',
+    ],
   },
   errors: [
     'invalid_operations',

@@ -17,6 +17,7 @@ import { docsRoutes } from './routes/docs.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { playgroundRoutes } from './routes/playground.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
+import { registerOpenApi } from './openapi.ts';
 import { logSafeUrl, requestIdFor } from './request-id.ts';
 
 /**
@@ -76,6 +77,8 @@ export async function buildServer(
   });
   registerErrorHandler(app);
   registerSecurityHeaders(app);
+  // Before any route: the generator collects the schemas routes declare as they are added.
+  await registerOpenApi(app, ctx.config);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);

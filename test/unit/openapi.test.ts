@@ -1,7 +1,11 @@
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { buildOpenApiDocument } from '../../src/http/openapi.ts';
+import { openApiDocument } from '../../src/http/openapi.ts';
+import { createContext, type AppContext } from '../../src/context.ts';
+import { buildServer } from '../../src/http/server.ts';
+import type { FastifyInstance } from 'fastify';
+import { testEnv } from '../helpers/app.ts';
 import { ERROR_CODES } from '../../src/errors.ts';
 import { loadConfig } from '../../src/config.ts';
 import { IMAGE_ENDPOINT_CODES } from '../helpers/answers.ts';
@@ -19,8 +23,20 @@ type OperationObject = {
   >;
 };
 
-const config = loadConfig({ MAX_RESIZE_DIMENSION: '4321', PUBLIC_BASE_URL: 'https://img.example.com' });
-const build = () => buildOpenApiDocument(config) as unknown as Doc;
+// The document is generated from the routes of a real server instance with this configuration.
+let ctx: AppContext;
+let app: FastifyInstance;
+before(async () => {
+  const { env } = testEnv({ MAX_RESIZE_DIMENSION: '4321', PUBLIC_BASE_URL: 'https://img.example.com' });
+  ctx = await createContext(loadConfig(env));
+  app = await buildServer(ctx);
+  await app.ready();
+});
+after(async () => {
+  await app.close();
+  await ctx.close();
+});
+const build = () => openApiDocument(app, ctx.config) as unknown as Doc;
 
 /** api.md's endpoints and operator-contract §5, method and path. */
 const PUBLIC_ENDPOINTS = [

@@ -4,8 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CODES } from '../../src/errors.ts';
-import { ERROR_DESCRIPTIONS } from '../../src/http/openapi.ts';
+import { ERROR_CODES, ERROR_DESCRIPTIONS } from '../../src/errors.ts';
 import { OUTPUT_FORMATS } from '../../src/pipeline/operations.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

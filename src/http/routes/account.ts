@@ -11,27 +11,42 @@ import {
 import type { AppContext } from '../../context.ts';
 import { findDailyUsage, findUsage } from '../../store/usage.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
+import { routeSchema } from '../openapi.ts';
+import { accountResponseSchema } from '../schemas.ts';
+
+const ACCOUNT_SCHEMA = routeSchema({
+  operationId: 'getAccount',
+  tag: 'Accounts and keys',
+  summary: "The calling key's account: e-mail, tier, this month's quota and images per day",
+  auth: true,
+  success: { status: 200, description: 'The account.', schema: accountResponseSchema },
+  errors: ['store_unavailable'],
+});
 
 export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
-  app.get('/v1/account', { onRequest: requireApiKey(ctx) }, async (request, reply) => {
-    const account = accountOf(request);
-    const now = new Date();
-    const limit = quotaLimitForTier(ctx.config, account.tier);
-    const month = usageMonth(now);
-    const [used, daily] = await Promise.all([
-      findUsage(ctx.store.db, account.accountId, month),
-      findDailyUsage(ctx.store.db, account.accountId, month),
-    ]);
-    const remaining = remainingUnits(limit, used);
-    reply
-      .header('Cache-Control', 'no-store')
-      .header('X-Service-Quota-Limit', limit)
-      .header('X-Service-Quota-Remaining', remaining);
-    return {
-      email: account.email,
-      tier: account.tier,
-      quota: { limit, used, remaining, resetsAt: quotaResetsAt(now).toISOString() },
-      daily: dailyUsageSoFar(daily, now),
-    };
-  });
+  app.get(
+    '/v1/account',
+    { onRequest: requireApiKey(ctx), schema: ACCOUNT_SCHEMA },
+    async (request, reply) => {
+      const account = accountOf(request);
+      const now = new Date();
+      const limit = quotaLimitForTier(ctx.config, account.tier);
+      const month = usageMonth(now);
+      const [used, daily] = await Promise.all([
+        findUsage(ctx.store.db, account.accountId, month),
+        findDailyUsage(ctx.store.db, account.accountId, month),
+      ]);
+      const remaining = remainingUnits(limit, used);
+      reply
+        .header('Cache-Control', 'no-store')
+        .header('X-Service-Quota-Limit', limit)
+        .header('X-Service-Quota-Remaining', remaining);
+      return {
+        email: account.email,
+        tier: account.tier,
+        quota: { limit, used, remaining, resetsAt: quotaResetsAt(now).toISOString() },
+        daily: dailyUsageSoFar(daily, now),
+      };
+    },
+  );
 }

@@ -5,10 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { receiveProviderEvent } from '../../billing/events.ts';
 import { LocalProvider, type SignedEvent } from '../../billing/local-provider.ts';
 import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../billing/pages.ts';
-import { TIERS, type Tier } from '../../config.ts';
+import { PAID_TIERS, TIERS, type Tier } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
-import { apiError } from '../../errors.ts';
 import { billingDeps } from './billing.ts';
+import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billing/errors.ts';
 
 type IdParams = { Params: { id: string } };
 type TokenParams = { Params: { token: string } };
@@ -26,7 +26,7 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
 
   app.get<IdParams>('/dev/billing/checkout/:id', async (request, reply) => {
     const view = await provider.describeCheckout(request.params.id);
-    if (!view) throw apiError('session_not_found', 'No such checkout session');
+    if (!view) throw sessionNotFound(request.params.id);
     return reply.type('text/html; charset=utf-8').send(renderLocalCheckoutPage(view));
   });
 
@@ -38,7 +38,7 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
 
   app.get<TokenParams>('/dev/billing/portal/:token', async (request, reply) => {
     const view = await provider.describePortal(request.params.token);
-    if (!view) throw apiError('not_found', 'This portal session is unknown or has expired; open a new one');
+    if (!view) throw portalSessionNotFound();
     return reply
       .type('text/html; charset=utf-8')
       .send(renderLocalPortalPage(request.params.token, view, ctx.config.quotas));
@@ -47,7 +47,7 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
   app.post<TokenParams>('/dev/billing/portal/:token/tier', async (request, reply) => {
     const tier = (request.body as { tier?: unknown } | undefined)?.tier;
     if (typeof tier !== 'string' || !TIERS.includes(tier as Tier)) {
-      throw apiError('invalid_tier', 'tier must be one of starter, growth, scale, free');
+      throw invalidTier([...PAID_TIERS, 'free']);
     }
     const { token } = request.params;
     await deliver(await provider.changeTier(token, tier as Tier));

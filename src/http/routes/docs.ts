@@ -5,7 +5,31 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
-import { buildOpenApiDocument } from '../openapi.ts';
+import { openApiDocument, routeSchema } from '../openapi.ts';
+
+const OPENAPI_SCHEMA = routeSchema({
+  operationId: 'openapi',
+  tag: 'Operations',
+  summary: 'This document',
+  success: {
+    status: 200,
+    description: 'OpenAPI 3.1.',
+    content: { 'application/json': { schema: { type: 'object' } } },
+  },
+  errors: [],
+});
+
+const DOCS_SCHEMA = routeSchema({
+  operationId: 'docs',
+  tag: 'Operations',
+  summary: 'Human-readable API reference rendered from this document',
+  success: {
+    status: 200,
+    description: 'HTML page.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  },
+  errors: [],
+});
 import { STATIC_DIR } from './playground.ts';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -22,18 +46,16 @@ const DOCS_ASSETS: Record<string, { path: string; type: string }> = {
 };
 
 export async function docsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
-  // Built at the first request: with PORT=0 the servers entry needs the port listened on.
-  let document: string | undefined;
   const docsPage = await readFile(join(STATIC_DIR, 'docs.html'), 'utf8');
   const assetCache = new Map<string, Buffer>();
 
-  app.get('/openapi.json', async (_request, reply) =>
-    reply
-      .type('application/json; charset=utf-8')
-      .send((document ??= JSON.stringify(buildOpenApiDocument(ctx.config)))),
+  app.get('/openapi.json', { schema: OPENAPI_SCHEMA }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(openApiDocument(app, ctx.config))),
   );
 
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage));
+  app.get('/docs', { schema: DOCS_SCHEMA }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(docsPage),
+  );
 
   const sendAsset = async (file: string, reply: FastifyReply) => {
     const asset = DOCS_ASSETS[file];

@@ -2,15 +2,33 @@
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { apiError } from '../../errors.ts';
+import { storeUnavailable } from '../../errors.ts';
+import { routeSchema } from '../openapi.ts';
+import { healthResponseSchema } from '../schemas.ts';
+
+const HEALTH_SCHEMA = routeSchema({
+  operationId: 'health',
+  tag: 'Operations',
+  summary: 'Liveness: 200 while the process serves',
+  success: { status: 200, description: 'Serving.', schema: healthResponseSchema },
+  errors: [],
+});
+
+const READY_SCHEMA = routeSchema({
+  operationId: 'ready',
+  tag: 'Operations',
+  summary: 'Readiness: 200 when the store answers, else 503',
+  success: { status: 200, description: 'Ready.', schema: healthResponseSchema },
+  errors: ['store_unavailable'],
+});
 
 export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async () => {
+  app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: READY_SCHEMA }, async () => {
     try {
       await sql`select 1`.execute(ctx.store.db);
     } catch (err) {
-      throw apiError('store_unavailable', 'The store does not answer', { cause: err });
+      throw storeUnavailable(err);
     }
     return { status: 'ready' };
   });

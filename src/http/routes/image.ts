@@ -18,8 +18,12 @@ import { processImage } from '../../pipeline/process.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { observeFetch, observeProcessing } from '../../metrics.ts';
 import { readImageRequest } from '../image-request.ts';
+import { routeSchema } from '../openapi.ts';
+import { IMAGE_ROUTE_DOC } from '../openapi-image.ts';
 
 export const RETRY_AFTER_SECONDS = 2;
+
+const IMAGE_SCHEMA = routeSchema(IMAGE_ROUTE_DOC);
 
 /**
  * Settles the reserved unit exactly once: counted when a 200 was delivered, refunded on an error or when the
@@ -79,7 +83,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
 
   app.post(
     '/v1/image',
-    { onRequest: requireApiKey(ctx), config: { badBodyCode: 'bad_upload' } },
+    { onRequest: requireApiKey(ctx), config: { badBodyCode: 'bad_upload' }, schema: IMAGE_SCHEMA },
     async (request, reply) => {
       const account = accountOf(request);
       const limit = quotaLimitForTier(config, account.tier);

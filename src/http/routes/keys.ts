@@ -2,40 +2,87 @@
 import type { FastifyInstance } from 'fastify';
 import { generateApiKey, hashApiKey, parseBearerToken } from '../../accounts/api-key.ts';
 import type { AppContext } from '../../context.ts';
-import { apiError } from '../../errors.ts';
+import { invalidApiKey } from '../../accounts/errors.ts';
 import { replaceActiveKey, revokeKeyByHash } from '../../store/keys.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { verifyHandler } from '../verify-page.ts';
-import { linkRequestHandler } from './signup.ts';
+import { routeSchema, type RouteDoc } from '../openapi.ts';
+import { apiKeyResponseSchema, messageResponseSchema, recoverBodySchema } from '../schemas.ts';
+import { linkRequestHandler, TOKEN_ERRORS, TOKEN_QUERY } from './signup.ts';
+
+const ROTATE_DOC: RouteDoc = {
+  operationId: 'rotateKey',
+  tag: 'Accounts and keys',
+  summary: 'Revoke the calling key and return a new one, once',
+  auth: true,
+  success: {
+    status: 200,
+    description: 'The new key; the old one stops working at once.',
+    schema: apiKeyResponseSchema,
+  },
+  errors: ['store_unavailable'],
+};
+
+const RECOVER_DOC: RouteDoc = {
+  operationId: 'recoverKey',
+  tag: 'Accounts and keys',
+  summary: 'Lost key: e-mails a single-use recovery link',
+  description:
+    'Always 202 with the same body, whether or not the account exists. Rate-limited per client IP.',
+  body: recoverBodySchema,
+  success: {
+    status: 202,
+    description: 'The link is on its way (if the account exists).',
+    schema: messageResponseSchema,
+  },
+  errors: ['invalid_request', 'rate_limited', 'store_unavailable'],
+};
+
+const VERIFY_RECOVERY_DOC: RouteDoc = {
+  operationId: 'verifyRecovery',
+  tag: 'Accounts and keys',
+  summary: "Open the recovery link: revokes the account's key and returns a new one, once",
+  querystring: TOKEN_QUERY,
+  success: { status: 200, description: 'The new key.', schema: apiKeyResponseSchema },
+  errors: TOKEN_ERRORS,
+};
 
 export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   await app.register(rotateRoute, { ctx });
-  app.post('/v1/keys/recover', linkRequestHandler(ctx, 'recover'));
-  app.get('/v1/keys/recover/verify', verifyHandler(ctx, 'recover'));
+  app.post('/v1/keys/recover', { schema: routeSchema(RECOVER_DOC) }, linkRequestHandler(ctx, 'recover'));
+  app.get(
+    '/v1/keys/recover/verify',
+    { schema: routeSchema(VERIFY_RECOVERY_DOC) },
+    verifyHandler(ctx, 'recover'),
+  );
 }
 
 /** Rotation takes no body; its own scope ignores whatever a client sends (e.g. an empty JSON body). */
 async function rotateRoute(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
-  app.post('/v1/keys/rotate', { onRequest: requireApiKey(ctx) }, async (request, reply) => {
-    const account = accountOf(request);
-    const oldHash = hashApiKey(parseBearerToken(request.headers.authorization) ?? '');
-    const apiKey = generateApiKey();
-    // Revoking exactly the presented key makes two racing rotations of one key yield one new key, not two:
-    // the loser finds its key already revoked and gets 401. A racing recovery is absorbed by replaceActiveKey.
-    const rotated = await ctx.store.db.transaction().execute(async (trx) => {
-      if (!(await revokeKeyByHash(trx, oldHash))) return false;
-      await replaceActiveKey(trx, account.accountId, hashApiKey(apiKey));
-      return true;
-    });
-    if (!rotated) throw apiError('invalid_api_key', 'The API key is unknown or has been revoked');
-    reply.header('Cache-Control', 'no-store');
-    return {
-      apiKey,
-      email: account.email,
-      tier: account.tier,
-      message: 'The key you sent is revoked. The new key is shown only this once: store it now.',
-    };
-  });
+  app.post(
+    '/v1/keys/rotate',
+    { onRequest: requireApiKey(ctx), schema: routeSchema(ROTATE_DOC) },
+    async (request, reply) => {
+      const account = accountOf(request);
+      const oldHash = hashApiKey(parseBearerToken(request.headers.authorization) ?? '');
+      const apiKey = generateApiKey();
+      // Revoking exactly the presented key makes two racing rotations of one key yield one new key, not two:
+      // the loser finds its key already revoked and gets 401. A racing recovery is absorbed by replaceActiveKey.
+      const rotated = await ctx.store.db.transaction().execute(async (trx) => {
+        if (!(await revokeKeyByHash(trx, oldHash))) return false;
+        await replaceActiveKey(trx, account.accountId, hashApiKey(apiKey));
+        return true;
+      });
+      if (!rotated) throw invalidApiKey(true);
+      reply.header('Cache-Control', 'no-store');
+      return {
+        apiKey,
+        email: account.email,
+        tier: account.tier,
+        message: 'The key you sent is revoked. The new key is shown only this once: store it now.',
+      };
+    },
+  );
 }

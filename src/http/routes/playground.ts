@@ -6,6 +6,19 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ACCOUNT_PAGE } from '../../pages/account.ts';
+import { routeSchema } from '../openapi.ts';
+
+const PLAYGROUND_SCHEMA = routeSchema({
+  operationId: 'playground',
+  tag: 'Operations',
+  summary: 'Playground: try POST /v1/image in the browser',
+  success: {
+    status: 200,
+    description: 'HTML page.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  },
+  errors: [],
+});
 
 export const STATIC_DIR = fileURLToPath(new URL('../static/', import.meta.url));
 
@@ -31,7 +44,7 @@ const ASSETS = {
 export async function playgroundRoutes(app: FastifyInstance, _opts: { ctx: AppContext }): Promise<void> {
   for (const [path, { file, type }] of Object.entries(FILES)) {
     const body = await readFile(join(STATIC_DIR, file));
-    app.get(path, async (_request, reply) =>
+    app.get(path, { schema: path === '/' ? PLAYGROUND_SCHEMA : { hide: true } }, async (_request, reply) =>
       reply.type(type).header('Content-Security-Policy', PLAYGROUND_CSP).send(body),
     );
   }

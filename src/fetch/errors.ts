@@ -1,0 +1,48 @@
+// The errors of the url source, one wording per code: what a client is told when its url cannot be fetched.
+import { apiError, type ApiError } from '../errors.ts';
+
+export const FETCH_BUSY_RETRY_AFTER_SECONDS = 2;
+
+/** 400 bad_url: `problem` completes "<what> …" (e.g. "is not a valid absolute URL"). */
+export function badUrl(what: string, problem: string): ApiError {
+  return apiError('bad_url', `${what} ${problem}; send an absolute http or https URL`);
+}
+
+export function badUrlScheme(what: string, protocol: string): ApiError {
+  return apiError('bad_url_scheme', `${what} uses ${protocol}; only http and https URLs are fetched`);
+}
+
+/**
+ * 400 blocked_url. It never names the address a host resolved to (that would map internal DNS for an outsider);
+ * `detail` is logged by the error handler as the error's cause.
+ */
+export function blockedUrl(what: string, detail: string): ApiError {
+  return apiError(
+    'blocked_url',
+    `${what} resolves to a disallowed address (loopback, private, link-local or otherwise not public); only public addresses are fetched`,
+    { cause: detail },
+  );
+}
+
+export function tooManyRedirects(max: number): ApiError {
+  return apiError('too_many_redirects', `The URL redirected more than ${max} times`);
+}
+
+/** 400 fetch_failed: `detail` says what failed (an HTTP status, DNS, a connection, a bad encoding). */
+export function fetchFailed(detail: string, cause?: unknown): ApiError {
+  return apiError('fetch_failed', `URL fetch failed: ${detail}`, cause === undefined ? {} : { cause });
+}
+
+export function fetchTimeout(where: string, timeoutMs: number, cause: unknown): ApiError {
+  return apiError('fetch_timeout', `URL fetch from ${where} took longer than ${timeoutMs} ms`, { cause });
+}
+
+export function fetchBusy(): ApiError {
+  return apiError('fetch_busy', 'All URL fetch slots are in use; retry shortly', {
+    headers: { 'Retry-After': FETCH_BUSY_RETRY_AFTER_SECONDS },
+  });
+}
+
+export function fetchedImageTooLarge(cap: number, detail: string): ApiError {
+  return apiError('image_too_large', `The fetched image is larger than the ${cap}-byte limit (${detail})`);
+}
