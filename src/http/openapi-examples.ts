@@ -21,14 +21,14 @@ export const EXAMPLE_FILES = LANGUAGES.flatMap((l) =>
   CASES.map((c) => `examples/${l.dir}/${c.name}.${l.ext}`),
 );
 
-/** Markdown of every example, for the description of the OpenAPI document (rendered by /docs). */
+/** Markdown of every example, for the description of POST /v1/image in the OpenAPI document (rendered by /docs). */
 export function examplesMarkdown(): string {
   const sections = LANGUAGES.map((l) => {
     const blocks = CASES.map((c) => {
       const code = readFileSync(new URL(`${l.dir}/${c.name}.${l.ext}`, EXAMPLES_DIR), 'utf8').trimEnd();
-      return `#### ${c.title}\n\n\`\`\`${l.fence}\n${code}\n\`\`\``;
+      return `**${c.title}**\n\n\`\`\`${l.fence}\n${code}\n\`\`\``;
     });
-    return [`### ${l.title}`, ...blocks].join('\n\n');
+    return [`#### ${l.title}`, ...blocks].join('\n\n');
   });
-  return ['## Examples', ...sections].join('\n\n');
+  return ['### Examples', ...sections].join('\n\n');
 }

@@ -1,6 +1,7 @@
 // The document of POST /v1/image: the multipart body is the one request described by hand (busboy reads it, no
 // zod schema does), beside the JSON form, the image responses and the error codes.
 import { OUTPUT_FORMATS } from '../pipeline/operations.ts';
+import { examplesMarkdown } from './openapi-examples.ts';
 import { OPERATIONS_EXAMPLE, type RouteDoc } from './openapi.ts';
 
 const IMAGE_DESCRIPTION = `Processes one image, uploaded (multipart \`image\`) or fetched (\`url\`), with \`operations\` applied in
@@ -77,7 +78,7 @@ export const IMAGE_ROUTE_DOC: RouteDoc = {
   operationId: 'processImage',
   tag: 'Images',
   summary: 'Resize, convert, compress and strip one image',
-  description: IMAGE_DESCRIPTION,
+  description: `${IMAGE_DESCRIPTION}\n\n${examplesMarkdown()}`,
   auth: true,
   body: imageRequestBody,
   success: {

@@ -7,7 +7,6 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { ERROR_CODES, ERROR_DESCRIPTIONS, type ErrorCode } from '../errors.ts';
 import { OUTPUT_FORMATS, operationsSchema } from '../pipeline/operations.ts';
-import { examplesMarkdown } from './openapi-examples.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -209,8 +208,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Pick<Config,
         version: PACKAGE_VERSION,
         description:
           'Self-hostable image processing API. One pipeline endpoint, POST /v1/image, plus the account, key ' +
-          'and billing endpoints that issue the keys it needs. Every error is {"error":{"code","message"}}.\n\n' +
-          examplesMarkdown(),
+          'and billing endpoints that issue the keys it needs. Every error is {"error":{"code","message"}}. ' +
+          'Runnable examples in curl, JavaScript and Python are under POST /v1/image.',
       },
       tags: [
         { name: 'Images' },
