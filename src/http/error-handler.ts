@@ -2,15 +2,15 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ApiError,
-  apiError,
-  internalError,
-  isApiError,
-  storeUnavailable,
-  type ErrorCode,
-} from '../errors.ts';
+import { ApiError, internalError, isApiError, storeUnavailable, type ErrorCode } from '../errors.ts';
 import { isStoreUnavailableError } from '../store/errors.ts';
+import {
+  endpointNotFound,
+  headersTooLarge,
+  notHttp,
+  requestTimeout,
+  unreadableBody,
+} from './request-errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,24 +28,24 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   const fe = err as Partial<FastifyError>;
   const badBodyCode = request.routeOptions.config?.badBodyCode ?? 'invalid_request';
   if (fe.validation)
-    return apiError(badBodyCode, `Request ${fe.validationContext ?? 'body'} ${fe.message ?? ''}`);
+    return unreadableBody(badBodyCode, `${fe.validationContext ?? 'body'} ${fe.message ?? ''}`);
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     // The status follows ERROR_CODES like every other error (a 413 is image_too_large, which this is not:
     // only url and operations travel in a JSON body).
-    return apiError(
+    return unreadableBody(
       badBodyCode,
-      `The request body is larger than the ${request.routeOptions.bodyLimit ?? 0} bytes this endpoint accepts`,
+      `it is larger than the ${request.routeOptions.bodyLimit ?? 0} bytes this endpoint accepts`,
     );
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return apiError(
+    return unreadableBody(
       badBodyCode,
       `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here`,
     );
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     // Fastify's own client errors: empty or invalid JSON, bad content length, aborted bodies.
-    return apiError(badBodyCode, fe.message ?? 'The request could not be read');
+    return unreadableBody(badBodyCode, fe.message ?? 'it is malformed');
   }
   return internalError(err);
 }
@@ -69,10 +69,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) => {
     reply.errorCode = 'not_found';
-    return sendApiError(
-      reply,
-      apiError('not_found', `No endpoint ${request.method} ${request.url.split('?')[0]}`),
-    );
+    return sendApiError(reply, endpointNotFound(request.method, request.url.split('?')[0] ?? '/'));
   });
 }
 
@@ -91,10 +88,10 @@ export function handleClientError(err: Error & { code?: string }, socket: Socket
   if (!socket.writable) return;
   const apiErr =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? apiError('request_timeout', 'The request was not received in time')
+      ? requestTimeout()
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? apiError('headers_too_large', 'The request headers are too large')
-        : apiError('invalid_request', 'The request could not be parsed as HTTP');
+        ? headersTooLarge()
+        : notHttp();
   const body = JSON.stringify({ error: { code: apiErr.code, message: apiErr.message } });
   socket.end(
     `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +

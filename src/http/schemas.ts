@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { EMAIL_RULE, isAcceptedEmail } from '../accounts/email.ts';
 import { PAID_TIERS, TIERS } from '../config.ts';
 import type { PaidTier } from '../billing/tiers.ts';
-import { apiError, type ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../errors.ts';
+import { invalidField } from './request-errors.ts';
 import { normaliseEmail } from '../store/accounts.ts';
 
 /** Trimmed, then checked by the one e-mail rule; the domain is lower-cased by the store's normaliseEmail. */
@@ -90,8 +91,7 @@ export function parseBody<S extends z.ZodType>(
   const issue = result.error.issues[0];
   const field = issue?.path.map(String).join('.') ?? '';
   const code = codeByField[field] ?? 'invalid_request';
-  if (field === '') throw apiError(code, 'The body must be a JSON object with the documented fields');
-  throw apiError(code, `${field} ${issue?.message ?? 'is invalid'}`);
+  throw invalidField(code, field, issue?.message ?? 'is invalid');
 }
 
 /** The normalised e-mail of a signup or recover body (the documented schemas), or 400 invalid_request. */

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { claimSessionKey, openPortal, startCheckout, type CheckoutDeps } from '../../billing/checkout.ts';
 import { renderPricingPage } from '../../pages/pricing.ts';
 import type { AppContext } from '../../context.ts';
-import { apiError } from '../../errors.ts';
+import { invalidJson } from '../request-errors.ts';
 import { SESSION_KEY_PAGE } from '../../pages/session-key.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { routeSchema } from '../openapi.ts';
@@ -74,7 +74,7 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(apiError('invalid_request', 'The body is not valid JSON'));
+      done(invalidJson());
     }
   });
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { apiError } from '../../errors.ts';
+import { assetNotFound } from '../request-errors.ts';
 import { openApiDocument, routeSchema } from '../openapi.ts';
 
 const OPENAPI_SCHEMA = routeSchema({
@@ -59,7 +59,7 @@ export async function docsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContex
 
   const sendAsset = async (file: string, reply: FastifyReply) => {
     const asset = DOCS_ASSETS[file];
-    if (!Object.hasOwn(DOCS_ASSETS, file) || !asset) throw apiError('not_found', `No docs asset ${file}`);
+    if (!Object.hasOwn(DOCS_ASSETS, file) || !asset) throw assetNotFound(file);
     let body = assetCache.get(file);
     if (!body) {
       body = await readFile(asset.path);

@@ -1,0 +1,39 @@
+// The errors of reading an HTTP request itself (before any endpoint's own rules), one wording per situation.
+import { apiError, type ApiError, type ErrorCode } from '../errors.ts';
+
+/** A body the route cannot read (too large for a JSON endpoint, wrong Content-Type, malformed): `code` is the
+ * route's bad-body code (invalid_request; bad_upload on POST /v1/image; invalid_signature on the webhook). */
+export function unreadableBody(code: ErrorCode, detail: string): ApiError {
+  return apiError(code, `The request body could not be read: ${detail}`);
+}
+
+/** A JSON body that parses but breaks the documented schema: `field` and what is wrong with it. */
+export function invalidField(code: ErrorCode, field: string, problem: string): ApiError {
+  return field === ''
+    ? apiError(code, 'The body must be a JSON object with the documented fields')
+    : apiError(code, `${field} ${problem}`);
+}
+
+export function invalidJson(): ApiError {
+  return unreadableBody('invalid_request', 'it is not valid JSON');
+}
+
+export function endpointNotFound(method: string, path: string): ApiError {
+  return apiError('not_found', `No endpoint ${method} ${path}; the API reference is at /docs`);
+}
+
+export function assetNotFound(file: string): ApiError {
+  return apiError('not_found', `No file ${file} here`);
+}
+
+export function requestTimeout(): ApiError {
+  return apiError('request_timeout', 'The request (headers and body) was not received in time');
+}
+
+export function headersTooLarge(): ApiError {
+  return apiError('headers_too_large', 'The request headers are larger than this server accepts');
+}
+
+export function notHttp(): ApiError {
+  return unreadableBody('invalid_request', 'it could not be parsed as HTTP');
+}
