@@ -4,6 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { apiError, type ErrorCode } from '../errors.ts';
+import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import type { Operations } from './operations.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
@@ -62,8 +63,8 @@ export function createIsolatedProcessor(): IsolatedProcessor {
 
   return {
     run(input, ops, limits, signal) {
-      if (closed) return Promise.reject(apiError('busy', 'The server is shutting down; retry shortly'));
-      if (signal.aborted) return Promise.reject(apiError('process_timeout', 'The client left'));
+      if (closed) return Promise.reject(busy('shutdown'));
+      if (signal.aborted) return Promise.reject(processTimeout('client left'));
       const child = take();
       return new Promise<ProcessedImage>((resolve, reject) => {
         let done = false;
@@ -89,17 +90,17 @@ export function createIsolatedProcessor(): IsolatedProcessor {
         const onExit = () => {
           if (done) return;
           finish(false);
-          reject(apiError('unprocessable_image', 'The image could not be processed'));
+          reject(unprocessableImage('The image could not be processed'));
         };
         const onAbort = () => {
           if (done) return;
           finish(false);
-          reject(apiError('process_timeout', 'The client left before processing finished'));
+          reject(processTimeout('client left'));
         };
         const timer = setTimeout(() => {
           if (done) return;
           finish(false);
-          reject(apiError('process_timeout', 'Processing did not finish within the deadline'));
+          reject(processTimeout('deadline'));
         }, limits.processTimeoutMs);
         child.on('message', onMessage);
         child.once('exit', onExit);

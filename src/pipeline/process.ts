@@ -1,6 +1,13 @@
 // owns: turning input bytes + validated operations into output bytes with sharp, under the pixel cap and deadline.
 import sharp, { type SharpOptions } from 'sharp';
-import { apiError, isApiError } from '../errors.ts';
+import { isApiError } from '../errors.ts';
+import {
+  HEIC_NOT_DECODABLE,
+  NOT_AN_ACCEPTED_IMAGE,
+  processTimeout,
+  tooManyPixels,
+  unprocessableImage,
+} from './errors.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { PIPELINE_STEPS, type StepContext } from './steps.ts';
@@ -24,22 +31,17 @@ export interface ProcessedImage {
 sharp.block({ operation: ['VipsForeignLoad'] });
 sharp.unblock({ operation: ACCEPTED_LOADERS });
 
-const HEIC_MESSAGE =
-  'HEIC images (HEVC-coded) cannot be decoded by this server; send JPEG, PNG, WebP, AVIF, GIF or TIFF';
-
 /** Maps a sharp/libvips failure to the API's error: pixel limit 413, deadline 422, anything else 422. */
 export function mapSharpError(err: unknown): Error {
   if (isApiError(err)) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/exceeds pixel limit/i.test(message)) {
-    return apiError('image_too_large', 'The image has more pixels than this server accepts', { cause: err });
+    return tooManyPixels(err);
   }
   if (/^timeout/i.test(message)) {
-    return apiError('process_timeout', 'Processing did not finish within the deadline', { cause: err });
+    return processTimeout('deadline', err);
   }
-  return apiError('unprocessable_image', `The image could not be decoded: ${message.split('\n')[0]}`, {
-    cause: err,
-  });
+  return unprocessableImage(`The image could not be decoded: ${message.split('\n')[0]}`, err);
 }
 
 /**
@@ -53,26 +55,20 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
 async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits): Promise<ProcessedImage> {
   const inputFormat = sniffImageFormat(input);
   if (inputFormat === undefined) {
-    throw apiError(
-      'unprocessable_image',
-      'The file is not an image this server accepts (JPEG, PNG, WebP, AVIF, GIF or TIFF)',
-    );
+    throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   }
-  if (inputFormat === 'heic') throw apiError('unprocessable_image', HEIC_MESSAGE);
+  if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
 
   const image = sharp(input, sharpInputOptions(limits.maxInputPixels));
   image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
   const meta = await image.metadata();
   if (!decodedAsSniffed(inputFormat, meta.format)) {
-    throw apiError(
-      'unprocessable_image',
-      `The file starts like ${inputFormat} but is not a ${inputFormat} image; send JPEG, PNG, WebP, AVIF, GIF or TIFF`,
-    );
+    throw unprocessableImage(`The file starts like ${inputFormat} but is not a ${inputFormat} image`);
   }
-  if (meta.compression === 'hevc') throw apiError('unprocessable_image', HEIC_MESSAGE);
+  if (meta.compression === 'hevc') throw unprocessableImage(HEIC_NOT_DECODABLE);
   const width = meta.width ?? 0;
   const height = meta.height ?? 0;
-  if (width < 1 || height < 1) throw apiError('unprocessable_image', 'The image has no pixels');
+  if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');
 
   const transposed = (meta.orientation ?? 1) >= 5;
   const ctx: StepContext = {
@@ -110,10 +106,7 @@ export function processImage(
   work.then(onSettled, onSettled);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(apiError('process_timeout', 'Processing did not finish within the deadline')),
-      limits.processTimeoutMs,
-    );
+    timer = setTimeout(() => reject(processTimeout('deadline')), limits.processTimeoutMs);
   });
   return Promise.race([work, deadline])
     .catch((err: unknown) => {

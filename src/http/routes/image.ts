@@ -11,6 +11,7 @@ import {
 } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
+import { busy, processTimeout } from '../../pipeline/errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { needsIsolation } from '../../pipeline/isolated-processor.ts';
 import { usageWarningMail } from '../../mail/templates.ts';
@@ -20,8 +21,6 @@ import { observeFetch, observeProcessing } from '../../metrics.ts';
 import { readImageRequest } from '../image-request.ts';
 import { routeSchema } from '../openapi.ts';
 import { IMAGE_ROUTE_DOC } from '../openapi-image.ts';
-
-export const RETRY_AFTER_SECONDS = 2;
 
 const IMAGE_SCHEMA = routeSchema(IMAGE_ROUTE_DOC);
 
@@ -103,12 +102,10 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
             : await observeFetch(ctx.metrics, fetchImage(ctx, source.url));
         ctx.metrics.recordInputBytes(source.kind, input.length);
         // Work for a client that has gone is never started: its slot would serve nobody.
-        if (clientGone.signal.aborted) throw apiError('process_timeout', 'The client left before processing');
+        if (clientGone.signal.aborted) throw processTimeout('client left');
         const release = ctx.jobs.tryAcquire();
         if (!release) {
-          throw apiError('busy', 'All processing slots are in use; retry shortly', {
-            headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-          });
+          throw busy('slots');
         }
         const out = await observeProcessing(
           ctx.metrics,

@@ -1,0 +1,41 @@
+// The errors of processing an image, one wording per situation: what failed and what the client can send instead.
+import { apiError, type ApiError } from '../errors.ts';
+
+/** Seconds a client is told to wait after busy. */
+export const BUSY_RETRY_AFTER_SECONDS = 2;
+
+const ACCEPTED = 'JPEG, PNG, WebP, AVIF, GIF or TIFF';
+
+/** 422 unprocessable_image: `problem` says why (not an image, corrupt, HEIC, no pixels). */
+export function unprocessableImage(problem: string, cause?: unknown): ApiError {
+  return apiError(
+    'unprocessable_image',
+    `${problem}; send ${ACCEPTED}`,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+export const NOT_AN_ACCEPTED_IMAGE = 'The file is not an image this server accepts';
+export const HEIC_NOT_DECODABLE = 'HEIC images (HEVC-coded) cannot be decoded by this server';
+
+export function tooManyPixels(cause?: unknown): ApiError {
+  return apiError('image_too_large', 'The image has more pixels than this server accepts', { cause });
+}
+
+/** 422 process_timeout: the deadline passed, or the client left (its work is stopped or never started). */
+export function processTimeout(reason: 'deadline' | 'client left', cause?: unknown): ApiError {
+  const message =
+    reason === 'deadline'
+      ? 'Processing did not finish within the deadline'
+      : 'Processing was stopped: the client left before it finished';
+  return apiError('process_timeout', message, cause === undefined ? {} : { cause });
+}
+
+/** 503 busy, with Retry-After: every processing slot is taken, or the server is shutting down. */
+export function busy(reason: 'slots' | 'shutdown'): ApiError {
+  const message =
+    reason === 'slots'
+      ? 'All processing slots are in use; retry shortly'
+      : 'The server is shutting down; retry shortly';
+  return apiError('busy', message, { headers: { 'Retry-After': BUSY_RETRY_AFTER_SECONDS } });
+}
