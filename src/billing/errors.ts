@@ -54,3 +54,8 @@ export function invalidSignature(cause: unknown): ApiError {
 export function portalSessionNotFound(): ApiError {
   return apiError('not_found', 'This portal session is unknown or has expired; open a new one from /account');
 }
+
+/** A signed event whose shape is not an event's (the signature held, so this is the provider's or a replay's bug). */
+export function malformedEvent(): ApiError {
+  return apiError('invalid_request', 'The event needs a string id and type and a numeric created time');
+}

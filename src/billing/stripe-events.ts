@@ -1,10 +1,9 @@
 // Stripe-shaped events and subscriptions → the provider-neutral BillingEvent / SubscriptionState.
 // Both providers use it: the local provider emits Stripe-shaped events, signed the way Stripe signs them.
 import Stripe from 'stripe';
-import { apiError } from '../errors.ts';
 import type { BillingEvent, SubscriptionState } from './provider.ts';
 import { tierForPriceId, type PriceTable } from './tiers.ts';
-import { invalidSignature } from './errors.ts';
+import { invalidSignature, malformedEvent } from './errors.ts';
 
 /** Replay window of a signature, in seconds (the SDK's default, stated so it cannot drift). */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -96,7 +95,7 @@ interface RawEvent {
 
 function toBillingEvent(event: RawEvent): BillingEvent {
   if (typeof event.id !== 'string' || typeof event.type !== 'string' || typeof event.created !== 'number') {
-    throw apiError('invalid_request', 'The event needs a string id and type and a numeric created time');
+    throw malformedEvent();
   }
   const base = { id: event.id, type: event.type, created: event.created };
   const object = event.data?.object as { id?: unknown } | undefined;

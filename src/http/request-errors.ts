@@ -37,3 +37,8 @@ export function headersTooLarge(): ApiError {
 export function notHttp(): ApiError {
   return unreadableBody('invalid_request', 'it could not be parsed as HTTP');
 }
+
+/** 405 method_not_allowed with Allow: only `allowed` is served at this path; `usage` says how to call it. */
+export function methodNotAllowed(allowed: string, usage: string): ApiError {
+  return apiError('method_not_allowed', usage, { headers: { Allow: allowed } });
+}

@@ -39,3 +39,8 @@ export function busy(reason: 'slots' | 'shutdown'): ApiError {
       : 'The server is shutting down; retry shortly';
   return apiError('busy', message, { headers: { 'Retry-After': BUSY_RETRY_AFTER_SECONDS } });
 }
+
+/** 400 invalid_operations: `problem` names the field and what is wrong, or shows what arrived. */
+export function invalidOperations(problem: string): ApiError {
+  return apiError('invalid_operations', problem);
+}

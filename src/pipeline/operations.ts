@@ -1,6 +1,6 @@
 // owns: the `operations` object: its strict schema, parsing from text or JSON, and client-facing messages.
 import { z } from 'zod';
-import { apiError } from '../errors.ts';
+import { invalidOperations } from './errors.ts';
 
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -90,7 +90,7 @@ export function validateOperations(schema: ReturnType<typeof operationsSchema>, 
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const first = result.error.issues[0];
-  throw apiError('invalid_operations', first ? describeIssue(first) : 'operations is invalid');
+  throw invalidOperations(first ? describeIssue(first) : 'operations is invalid');
 }
 
 const EXCERPT_CHARS = 60;
@@ -106,8 +106,7 @@ export function parseOperationsText(schema: ReturnType<typeof operationsSchema>,
   try {
     value = JSON.parse(text);
   } catch {
-    throw apiError(
-      'invalid_operations',
+    throw invalidOperations(
       `operations is not valid JSON (received ${JSON.stringify(excerpt(text))}); send a JSON object such as {"format":"webp"}`,
     );
   }

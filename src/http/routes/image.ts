@@ -20,6 +20,7 @@ import { accountOf, requireApiKey } from '../auth.ts';
 import { observeFetch, observeProcessing } from '../../metrics.ts';
 import { readImageRequest } from '../image-request.ts';
 import { routeSchema } from '../openapi.ts';
+import { methodNotAllowed } from '../request-errors.ts';
 import { IMAGE_ROUTE_DOC } from '../openapi-image.ts';
 
 const IMAGE_SCHEMA = routeSchema(IMAGE_ROUTE_DOC);
@@ -139,9 +140,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
     method: ['GET', 'PUT', 'PATCH', 'DELETE'],
     url: '/v1/image',
     handler: async () => {
-      throw apiError('method_not_allowed', 'POST /v1/image with an image (multipart) or a url (JSON)', {
-        headers: { Allow: 'POST' },
-      });
+      throw methodNotAllowed('POST', 'POST /v1/image with an image (multipart) or a url (JSON)');
     },
   });
 
