@@ -98,19 +98,14 @@ export async function claimDueMail(
   };
 }
 
+/** What a settled row keeps of its mail: nothing of the bodies, which may carry a live magic link. */
+const ERASED = { text_body: '', html_body: '', links: '[]', lease_owner: null, lease_until: null } as const;
+
 /** Sent: the bodies (which may carry a magic link) are erased; the row stays as the record that it went out. */
 export async function markMailSent(db: Db, id: string, owner: string, now: Date): Promise<void> {
   await db
     .updateTable('mail_outbox')
-    .set({
-      status: 'sent',
-      sent_at: now.toISOString(),
-      text_body: '',
-      html_body: '',
-      links: '[]',
-      lease_owner: null,
-      lease_until: null,
-    })
+    .set({ ...ERASED, status: 'sent', sent_at: now.toISOString() })
     .where('id', '=', id)
     .where('lease_owner', '=', owner)
     .execute();
@@ -129,15 +124,7 @@ export async function markMailAttemptFailed(
     .set(
       retryAt
         ? { next_attempt_at: retryAt.toISOString(), last_error: error, lease_owner: null, lease_until: null }
-        : {
-            status: 'failed',
-            last_error: error,
-            text_body: '',
-            html_body: '',
-            links: '[]',
-            lease_owner: null,
-            lease_until: null,
-          },
+        : { ...ERASED, status: 'failed', last_error: error },
     )
     .where('id', '=', id)
     .where('lease_owner', '=', owner)
