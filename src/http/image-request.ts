@@ -2,13 +2,28 @@
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
-import { ApiError, apiError } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import {
   parseOperationsText,
   validateOperations,
   type Operations,
   type operationsSchema,
 } from '../pipeline/operations.ts';
+import {
+  emptyImage,
+  fieldTooLong,
+  imageAndUrl,
+  jsonBodyNotObject,
+  missingBoundary,
+  moreThanOneImage,
+  noImage,
+  operationsMissing,
+  unexpectedFilePart,
+  unreadableMultipart,
+  uploadEndedEarly,
+  uploadTooLarge,
+  urlNotString,
+} from './upload-errors.ts';
 
 export type ImageSource = { kind: 'upload'; bytes: Buffer } | { kind: 'url'; url: string };
 
@@ -64,11 +79,8 @@ function readUpload(file: FileStream, body: NodeJS.ReadableStream, maxBytes: num
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const tooLarge = () =>
-      apiError('image_too_large', `The upload is larger than the ${maxBytes}-byte limit`, {
-        headers: { Connection: 'close' },
-      });
-    const endedEarly = () => reject(apiError('bad_upload', 'The body ended inside the image part'));
+    const tooLarge = () => uploadTooLarge(maxBytes);
+    const endedEarly = () => reject(uploadEndedEarly());
     const onBodyEnd = () => setImmediate(endedEarly);
     file.on('data', (chunk: Buffer) => {
       size += chunk.length;
@@ -88,23 +100,12 @@ function readUpload(file: FileStream, body: NodeJS.ReadableStream, maxBytes: num
 }
 
 function textField(part: Multipart & { type: 'field' }, limit: number): string {
-  if (part.valueTruncated) {
-    throw apiError(
-      part.fieldname === 'operations'
-        ? 'invalid_operations'
-        : part.fieldname === 'url'
-          ? 'bad_url'
-          : 'bad_upload',
-      `The ${part.fieldname} field is longer than ${limit} bytes`,
-    );
-  }
+  if (part.valueTruncated) throw fieldTooLong(part.fieldname, limit);
   return String(part.value);
 }
 
 function operationsFromFile(bytes: Buffer): string {
-  if (bytes.length > MAX_OPERATIONS_BYTES) {
-    throw apiError('invalid_operations', `The operations field is longer than ${MAX_OPERATIONS_BYTES} bytes`);
-  }
+  if (bytes.length > MAX_OPERATIONS_BYTES) throw fieldTooLong('operations', MAX_OPERATIONS_BYTES);
   return bytes.toString('utf8');
 }
 
@@ -137,10 +138,8 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
         // Browsers send FormData Blobs as file parts (filename "blob"): accept operations that way too.
         raw.operations = operationsFromFile(await readUpload(part.file, request.raw, maxUploadBytes));
       } else if (part.type === 'file') {
-        if (part.fieldname !== 'image') {
-          throw apiError('bad_upload', `Unexpected file part "${part.fieldname}"; send the file as "image"`);
-        }
-        if (raw.image !== undefined) throw apiError('bad_upload', 'Send one image per request');
+        if (part.fieldname !== 'image') throw unexpectedFilePart(part.fieldname);
+        if (raw.image !== undefined) throw moreThanOneImage();
         raw.image = await readUpload(part.file, request.raw, maxUploadBytes);
       } else if (part.fieldname === 'operations') {
         raw.operations = textField(part, MAX_OPERATIONS_BYTES);
@@ -152,36 +151,21 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
       raw.partCount = (raw.partCount ?? 0) + 1;
     }
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    const code = (err as { code?: string }).code;
-    const message = err instanceof Error ? err.message : String(err);
-    throw apiError('bad_upload', `The multipart body could not be read (${code ?? message})`, {
-      cause: err,
-      headers: { Connection: 'close' },
-    });
+    throw err instanceof ApiError ? err : unreadableMultipart(err);
   }
   const sawBoundary = boundarySeen();
-  if (raw.partCount === undefined && !sawBoundary) {
-    throw apiError(
-      'bad_upload',
-      'The multipart body does not contain the boundary its Content-Type announces; send a well-formed multipart/form-data body',
-    );
-  }
+  if (raw.partCount === undefined && !sawBoundary) throw missingBoundary();
   return raw;
 }
 
 function readJsonBody(body: unknown): { url?: unknown; operations?: unknown } {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw apiError('bad_upload', 'A JSON body must be an object such as {"url": "...", "operations": {}}');
-  }
+  if (typeof body !== 'object' || Array.isArray(body)) throw jsonBodyNotObject();
   return body as { url?: unknown; operations?: unknown };
 }
 
 function decodeOperations(schema: ReturnType<typeof operationsSchema>, value: unknown): Operations {
-  if (value === undefined) {
-    throw apiError('invalid_operations', 'operations is required; send {} for the defaults');
-  }
+  if (value === undefined) throw operationsMissing();
   return typeof value === 'string' ? parseOperationsText(schema, value) : validateOperations(schema, value);
 }
 
@@ -200,17 +184,11 @@ export async function readImageRequest(
   } else {
     ({ url, operations } = readJsonBody(request.body));
   }
-  if (image !== undefined && url !== undefined) {
-    throw apiError('bad_upload', 'Send either an image or a url, not both');
-  }
-  if (image === undefined && url === undefined) {
-    throw apiError('no_image', 'Send the image as a multipart file part named "image", or a "url"');
-  }
-  if (image !== undefined && image.length === 0) {
-    throw apiError('no_image', 'The image part is empty');
-  }
+  if (image !== undefined && url !== undefined) throw imageAndUrl();
+  if (image === undefined && url === undefined) throw noImage();
+  if (image !== undefined && image.length === 0) throw emptyImage();
   const parsed = decodeOperations(schema, operations);
   if (image !== undefined) return { source: { kind: 'upload', bytes: image }, operations: parsed };
-  if (typeof url !== 'string') throw apiError('bad_url', 'url must be a string');
+  if (typeof url !== 'string') throw urlNotString();
   return { source: { kind: 'url', url }, operations: parsed };
 }

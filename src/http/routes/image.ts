@@ -10,7 +10,7 @@ import {
   type UsageWarningLevel,
 } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
-import { apiError } from '../../errors.ts';
+import { unsupportedBodyType } from '../upload-errors.ts';
 import { busy, processTimeout } from '../../pipeline/errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { needsIsolation } from '../../pipeline/isolated-processor.ts';
@@ -147,9 +147,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
   // Any body that is neither multipart nor JSON is a bad upload, answered as JSON like every other error.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('*', (_request, _payload, done) => {
-    done(
-      apiError('bad_upload', 'Send multipart/form-data (image, operations) or a JSON body (url, operations)'),
-    );
+    done(unsupportedBodyType());
   });
 }
 
