@@ -13,6 +13,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
+# /docs shows the runnable examples as they are in the repository.
+COPY examples ./examples
 
 # SQLite file and dev mail outbox when DATABASE_URL is not PostgreSQL.
 RUN mkdir -p /data && chown node:node /data

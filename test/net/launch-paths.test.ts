@@ -4,7 +4,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,13 +45,18 @@ interface Launched {
   exit: Promise<number | null>;
 }
 
-async function launch(t: TestContext, path: string, env: Record<string, string> = {}): Promise<Launched> {
+async function launch(
+  t: TestContext,
+  path: string,
+  env: Record<string, string> = {},
+  cwd = ROOT,
+): Promise<Launched> {
   const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-launch-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const [command, args] = (LAUNCH_PATHS[path] as () => [string, string[]])();
   const child = killOnExit(
     spawn(command, args, {
-      cwd: ROOT,
+      cwd,
       env: {
         ...process.env,
         PORT: '0',
@@ -194,4 +199,38 @@ test('node bin/imgpipe.js serve: SIGKILL of the launched pid leaves no server ru
     await new Promise((r) => setTimeout(r, 50));
   }
   assert.equal(isRunning(launched.serverPid), false);
+});
+
+/** What the Dockerfile copies into the image besides the package files: the image holds these and nothing else. */
+function dockerCopiedPaths(): string[] {
+  return readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('COPY '))
+    .flatMap((l) => l.slice(5).trim().split(/\s+/).slice(0, -1))
+    .filter((p) => !p.startsWith('package'));
+}
+
+test("the Dockerfile's image: the files it copies are enough to start, serve /docs and process an image", async (t) => {
+  const app = mkdtempSync(join(tmpdir(), 'imgpipe-image-'));
+  t.after(() => rmSync(app, { recursive: true, force: true }));
+  for (const path of ['package.json', ...dockerCopiedPaths()]) {
+    cpSync(join(ROOT, path), join(app, path), { recursive: true });
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'));
+  const launched = await launch(t, "the Dockerfile's CMD", {}, app);
+  t.after(() => launched.child.kill('SIGKILL'));
+  for (const page of ['/docs', '/openapi.json', '/', '/pricing']) {
+    assert.equal((await fetch(`${launched.url}${page}`)).status, 200, page);
+  }
+  const jpeg = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#468' } })
+    .jpeg()
+    .toBuffer();
+  const form = imageForm(jpeg, { format: 'webp' });
+  const res = await fetch(`${launched.url}/v1/image`, {
+    method: 'POST',
+    headers: { ...form.headers, authorization: `Bearer ${DEV_KEY}` },
+    body: form.payload,
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.equal(res.headers.get('content-type'), 'image/webp');
 });
