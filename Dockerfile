@@ -7,14 +7,13 @@ ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data
 
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-
-COPY tsconfig.json ./
+COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
 # /docs shows the runnable examples as they are in the repository.
 COPY examples ./examples
+# npm ci also builds the bundle the server starts from ("prepare": bin/build.js), so the sources come first.
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # SQLite file and dev mail outbox when DATABASE_URL is not PostgreSQL.
 RUN mkdir -p /data && chown node:node /data

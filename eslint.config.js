@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'test-output/', 'test/fixtures/corpus/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'test-output/', 'test/fixtures/corpus/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
 import { avifTable, measureAvifAcrossImages, measureAvifEfforts } from './avif-effort.ts';
+import { coldStartTable, measureColdStart } from './cold-start.ts';
 import { compareWorkload, type WorkloadResult } from './compare.ts';
 import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inputs.ts';
 import { httpClient } from './load.ts';
@@ -21,7 +22,7 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
@@ -49,7 +50,9 @@ if (args.help) {
 
 const concurrency = Number(args.concurrency);
 const quick = args.quick;
-const sections = new Set((args.only ?? (args.soak ? 'soak' : 'main,scaling,avif,store')).split(','));
+const sections = new Set(
+  (args.only ?? (args.soak ? 'soak' : 'main,scaling,avif,store,coldstart')).split(','),
+);
 if (args.soak) sections.add('soak');
 const outPath = resolve(
   args.out ?? (quick ? join(tmpdir(), 'imgpipe-BENCHMARKS.quick.md') : 'BENCHMARKS.md'),
@@ -174,6 +177,18 @@ async function storeSection(): Promise<string> {
   return [header('Store cost per request (auth + quota reservation)'), storeTable(rows)].join('\n');
 }
 
+async function coldStartSection(): Promise<string> {
+  const runs = quick ? 1 : 5;
+  const rows = await measureColdStart(runs, 3000 + Math.floor(Math.random() * 1000));
+  return [
+    header('Cold start: each launch path from spawn to its first images', [
+      `- Median of ${runs} starts per path, each on a fresh DATA_DIR (SQLite created and migrated), NODE_ENV unset;` +
+        ' the image is an 800x533 JPEG → w=200 webp, sent as soon as /healthz answers',
+    ]),
+    coldStartTable(rows),
+  ].join('\n');
+}
+
 async function soakSection(): Promise<string> {
   const durationMs = quick ? 30_000 : 300_000;
   const workloads = await buildWorkloads(await base());
@@ -191,10 +206,11 @@ const runners: Record<string, () => Promise<string>> = {
   scaling: scalingSection,
   avif: avifSection,
   store: storeSection,
+  coldstart: coldStartSection,
   soak: soakSection,
 };
 
-for (const name of ['main', 'scaling', 'avif', 'store', 'soak']) {
+for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'soak']) {
   if (!sections.has(name)) continue;
   const runner = runners[name] as () => Promise<string>;
   const body = await runner();

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,7 +16,7 @@ export interface ServiceProcess {
   pid: number;
   origin: string;
   apiKey: string;
-  /** utime + stime of the process so far, in milliseconds. */
+  /** CPU of the server and its child processes so far, in milliseconds (processCpuMs). */
   cpuMs(): number;
   rssBytes(): number;
   /** Peak RSS (VmHWM) since start or since the last resetPeakRss(). */
@@ -42,13 +42,32 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** utime + stime of a process from /proc/<pid>/stat, in milliseconds (all of its threads). */
-export function processCpuMs(pid: number): number {
+function statFields(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name may hold spaces; the fields after its closing parenthesis are fixed.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+function childPids(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+    return text === '' ? [] : text.split(' ').map(Number);
+  });
+}
+
+/**
+ * CPU of a process and everything below it, in milliseconds: utime + stime of all its threads, cutime + cstime
+ * of its children that have exited, and the same of each live child (the service's AVIF encoder processes).
+ */
+export function processCpuMs(pid: number): number {
+  try {
+    const fields = statFields(pid);
+    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    const own = (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+    return childPids(pid).reduce((sum, child) => sum + processCpuMs(child), own);
+  } catch {
+    return 0; // the process ended while it was being read
+  }
 }
 
 function statusKb(pid: number, field: string): number {

@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import sharp from 'sharp';
 import { isApiError } from './errors.ts';
 import type { Limiter } from './pipeline/limiter.ts';
+import { PACKAGE_VERSION, RUNS_FROM_BUNDLE } from './paths.ts';
 
 export interface RequestSample {
   method: string;
@@ -115,6 +116,13 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
   });
 
   registerEventLoopMetrics(registers);
+  const buildInfo = new Gauge({
+    name: 'imgpipe_build_info',
+    help: 'Always 1; the labels say which version runs and whether from the prebuilt bundle or the sources.',
+    labelNames: ['version', 'runtime'] as const,
+    registers,
+  });
+  buildInfo.set({ version: PACKAGE_VERSION, runtime: RUNS_FROM_BUNDLE ? 'bundle' : 'source' }, 1);
 
   return {
     registry,

@@ -1,5 +1,4 @@
 // owns: fetching a client-supplied URL without letting it reach the operator's network (SSRF guard).
-import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { request } from 'undici';
 import type { Config } from '../config.ts';
@@ -9,12 +8,10 @@ import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-a
 import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
 import { fetchBusy, fetchFailed, fetchTimeout, tooManyRedirects } from './errors.ts';
+import { PACKAGE_VERSION } from '../paths.ts';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-const PACKAGE_VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 export const FETCH_USER_AGENT = `imgpipe/${PACKAGE_VERSION}`;
 
 /** The only headers a fetch sends: no cookies, no credentials, nothing from the client's request. */

@@ -1,8 +1,10 @@
 // The runnable examples of examples/ (curl, JavaScript with @imgpipe/client, Python requests), shown in /docs as
 // they are in the repository: test/clients/examples.test.ts runs every one of them, so the docs cannot rot.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repositoryPath } from '../paths.ts';
 
-const EXAMPLES_DIR = new URL('../../examples/', import.meta.url);
+const EXAMPLES_DIR = repositoryPath('examples/');
 
 const LANGUAGES = [
   { dir: 'curl', ext: 'sh', fence: 'sh', title: 'curl' },
@@ -25,7 +27,7 @@ export const EXAMPLE_FILES = LANGUAGES.flatMap((l) =>
 export function examplesMarkdown(): string {
   const sections = LANGUAGES.map((l) => {
     const blocks = CASES.map((c) => {
-      const code = readFileSync(new URL(`${l.dir}/${c.name}.${l.ext}`, EXAMPLES_DIR), 'utf8').trimEnd();
+      const code = readFileSync(join(EXAMPLES_DIR, l.dir, `${c.name}.${l.ext}`), 'utf8').trimEnd();
       return `**${c.title}**\n\n\`\`\`${l.fence}\n${code}\n\`\`\``;
     });
     return [`#### ${l.title}`, ...blocks].join('\n\n');

@@ -2,12 +2,12 @@
 // processes that are killed at the deadline or when the client leaves, so no job slot outlives
 // PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one is replaced on the next job.
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import type { Operations } from './operations.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
+import { repositoryPath, RUNS_FROM_BUNDLE } from '../paths.ts';
 
 export interface IsolatedJob {
   input: Uint8Array;
@@ -24,7 +24,10 @@ export interface IsolatedProcessor {
   close(): void;
 }
 
-const CHILD_ENTRY = fileURLToPath(new URL('./isolated-child.ts', import.meta.url));
+/** The child's entry: its own bundle beside the service's, or its source run through tsx. */
+const CHILD = RUNS_FROM_BUNDLE
+  ? { entry: repositoryPath('dist/isolated-child.mjs'), execArgv: [] }
+  : { entry: repositoryPath('src/pipeline/isolated-child.ts'), execArgv: ['--import', 'tsx'] };
 
 /** True when the job writes AVIF: the one encoder that keeps running past sharp's timeout. */
 export function needsIsolation(input: Buffer, ops: Operations): boolean {
@@ -34,8 +37,8 @@ export function needsIsolation(input: Buffer, ops: Operations): boolean {
 }
 
 function startChild(): ChildProcess {
-  const child = fork(CHILD_ENTRY, [], {
-    execArgv: ['--import', 'tsx'],
+  const child = fork(CHILD.entry, [], {
+    execArgv: CHILD.execArgv,
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

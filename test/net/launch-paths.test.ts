@@ -3,7 +3,7 @@
 // finishes, then exit 0. Plus what start-up prints and the links it makes without PUBLIC_BASE_URL.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -217,11 +217,15 @@ test("the Dockerfile's image: the files it copies are enough to start, serve /do
     cpSync(join(ROOT, path), join(app, path), { recursive: true });
   }
   symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'));
+  // What the image's `npm ci` runs as "prepare".
+  execFileSync(process.execPath, ['bin/build.js'], { cwd: app });
   const launched = await launch(t, "the Dockerfile's CMD", {}, app);
   t.after(() => launched.child.kill('SIGKILL'));
   for (const page of ['/docs', '/openapi.json', '/', '/pricing']) {
     assert.equal((await fetch(`${launched.url}${page}`)).status, 200, page);
   }
+  const metrics = await (await fetch(`${launched.url}/metrics`)).text();
+  assert.match(metrics, /imgpipe_build_info\{[^}]*runtime="bundle"/, 'the image runs its prebuilt bundle');
   const jpeg = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#468' } })
     .jpeg()
     .toBuffer();

@@ -1,12 +1,12 @@
 // GET /: the playground page (static HTML, JS and CSS from src/http/static; no external assets); the /assets of
 // the other pages and GET /account.
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ACCOUNT_PAGE } from '../../pages/account.ts';
 import { routeSchema } from '../openapi.ts';
+import { repositoryPath } from '../../paths.ts';
 
 const PLAYGROUND_SCHEMA = routeSchema({
   operationId: 'playground',
@@ -20,7 +20,7 @@ const PLAYGROUND_SCHEMA = routeSchema({
   errors: [],
 });
 
-export const STATIC_DIR = fileURLToPath(new URL('../static/', import.meta.url));
+export const STATIC_DIR = repositoryPath('src/http/static/');
 
 /** Everything the page loads comes from this instance; results are shown from blob: URLs. */
 const PLAYGROUND_CSP =

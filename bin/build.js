@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Bundles the TypeScript sources into dist/ (run by `npm ci`/`npm install` through "prepare", or `npm run build`):
+// starting from one prebuilt file instead of compiling through tsx roughly halves start-up time (BENCHMARKS.md).
+// bin/imgpipe.js uses the bundle only while it matches src/, so an edited checkout still runs what it holds.
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { ROOT, sourceHash } from './fresh-bundle.js';
+
+const dist = join(ROOT, 'dist');
+mkdirSync(dist, { recursive: true });
+// Built aside, then renamed in (build.json last): a server starting meanwhile never reads a half-written bundle.
+const staging = mkdtempSync(join(dist, '.build-'));
+try {
+  const hash = sourceHash();
+  await build({
+    entryPoints: {
+      imgpipe: join(ROOT, 'src/cli/index.ts'),
+      'isolated-child': join(ROOT, 'src/pipeline/isolated-child.ts'),
+    },
+    outdir: staging,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Dependencies load from node_modules as usual; only the project's own code is bundled.
+    packages: 'external',
+    define: { __IMGPIPE_BUNDLE__: 'true' },
+    sourcemap: 'linked',
+    logLevel: 'warning',
+  });
+  writeFileSync(join(staging, 'build.json'), `${JSON.stringify({ sourceHash: hash })}\n`);
+  const files = readdirSync(staging).filter((file) => file !== 'build.json');
+  for (const file of [...files, 'build.json']) renameSync(join(staging, file), join(dist, file));
+} finally {
+  rmSync(staging, { recursive: true, force: true });
+}
