@@ -15,8 +15,11 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '20' },
     concurrency: { type: 'string', default: '2' },
     synthetic: { type: 'boolean', default: false },
+    // Only the event loop's busy time per image, without the profiler's own overhead.
+    'event-loop-only': { type: 'boolean', default: false },
   },
 });
+const eventLoopOnly = args['event-loop-only'];
 
 interface CallFrame {
   functionName: string;
@@ -50,19 +53,36 @@ const profileDir = mkdtempSync(join(tmpdir(), 'imgpipe-profile-'));
 let gcTrace = '';
 const service = await startService(
   { MAX_CONCURRENT_JOBS: String(concurrency) },
-  ['--cpu-prof', '--cpu-prof-dir', profileDir, '--trace-gc'],
+  eventLoopOnly ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir, '--trace-gc'],
   { onStdout: (chunk) => (gcTrace += chunk.toString()) },
 );
 const client = httpClient(service.origin, concurrency);
 const request = prepareImageRequest(service.apiKey, workload.input, workload.operations);
 const warmUp = await closedLoop(concurrency, 3000, () => client.post(request));
+/** Seconds the service's event loop has been busy, from its own /metrics. */
+const eventLoopActiveSeconds = async () =>
+  Number(
+    /^imgpipe_event_loop_active_seconds_total (\S+)$/m.exec(
+      await (await fetch(`${service.origin}/metrics`)).text(),
+    )?.[1],
+  );
 const gcBefore = gcTrace.length;
 const cpuBefore = service.cpuMs();
+const loopBefore = await eventLoopActiveSeconds();
 const segment = await closedLoop(concurrency, Number(args.seconds) * 1000, () => client.post(request));
 const serverCpuMs = service.cpuMs() - cpuBefore;
+const loopMsPerImage = (((await eventLoopActiveSeconds()) - loopBefore) * 1000) / segment.images;
 const gcLines = gcTrace.slice(gcBefore).split('\n');
 await client.close();
 await service.stop();
+if (eventLoopOnly) {
+  console.log(
+    `${workload.id}: ${segment.images} images in ${args.seconds} s; event loop busy ${loopMsPerImage.toFixed(2)} ms per ` +
+      `image, so one instance's event loop saturates near ${Math.round(1000 / loopMsPerImage)} requests/s; ` +
+      `server CPU ${(serverCpuMs / segment.images).toFixed(2)} ms per image`,
+  );
+  process.exit(0);
+}
 
 const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error('the service wrote no CPU profile');
@@ -94,7 +114,8 @@ console.log(
 );
 console.log(`Command: \`npm run profile -- ${process.argv.slice(2).join(' ')}\``);
 console.log(
-  `\n${segment.images} images; server CPU (all threads) ${perRequest(serverCpuMs)} ms per image.\n` +
+  `\n${segment.images} images; server CPU (all threads) ${perRequest(serverCpuMs)} ms per image; ` +
+    `event loop busy ${loopMsPerImage.toFixed(2)} ms per image (profiler included).\n` +
     `GC (--trace-gc, the measured segment): ${gcCount(/Scavenge/)} scavenges (${perRequest(gcMs(/Scavenge/))} ms/img), ` +
     `${gcCount(/Mark-Compact|Mark-sweep/)} mark-compacts (${perRequest(gcMs(/Mark-Compact|Mark-sweep/))} ms/img).\n`,
 );
