@@ -70,11 +70,15 @@ function watchForBoundary(body: NodeJS.ReadableStream, contentType: string | und
 
 type FileStream = NodeJS.ReadableStream & { truncated: boolean };
 
+/** Most a client's announced Content-Length makes the server allocate before the bytes arrive. */
+const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
+
 /**
  * The bytes of one file part, copied into one buffer as they arrive. Socket chunks then die young (a scavenge
  * frees them) instead of living until a final concat; held chunks were promoted and freed only by full
  * mark-compacts, the largest cost of the main thread per upload (profile in BENCHMARKS.md). The first buffer is
- * sized from Content-Length; a length the body never reaches only reserves pages that are never touched.
+ * sized from Content-Length up to FIRST_BUFFER_CAP, so a client announcing a length it never sends makes the server
+ * set aside at most that much; larger uploads grow the buffer by doubling.
  */
 class PartBytes {
   #buffer: Buffer;
@@ -111,7 +115,7 @@ function readUpload(
   expectedBytes: number,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const part = new PartBytes(Math.min(expectedBytes, maxBytes));
+    const part = new PartBytes(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP));
     const tooLarge = () => uploadTooLarge(maxBytes);
     const endedEarly = () => reject(uploadEndedEarly());
     const onBodyEnd = () => setImmediate(endedEarly);
