@@ -47,10 +47,6 @@ export function jsonBodyNotObject(): ApiError {
   return badUpload('A JSON body must be an object such as {"url": "...", "operations": {}}');
 }
 
-export function unsupportedBodyType(): ApiError {
-  return badUpload('This Content-Type is not read here');
-}
-
 export function imageAndUrl(): ApiError {
   return badUpload('The body holds both an image and a url, and one request processes one source');
 }

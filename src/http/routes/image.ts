@@ -10,7 +10,6 @@ import {
   type UsageWarningLevel,
 } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
-import { unsupportedBodyType } from '../upload-errors.ts';
 import { busy, processTimeout } from '../../pipeline/errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { needsIsolation } from '../../pipeline/isolated-processor.ts';
@@ -144,11 +143,9 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
     },
   });
 
-  // Any body that is neither multipart nor JSON is a bad upload, answered as JSON like every other error.
+  // Without a text/plain parser, a body that is neither multipart nor JSON is an unsupported media type, which the
+  // error handler answers with this route's bad-body code (bad_upload), as JSON like every other error.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('*', (_request, _payload, done) => {
-    done(unsupportedBodyType());
-  });
 }
 
 declare module 'fastify' {
