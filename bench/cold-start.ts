@@ -1,11 +1,11 @@
 // owns: the cold start of each launch path: time to the first /healthz, the first and second image, and memory.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
-import { randomDevKey } from './service.ts';
+import { childPids, randomDevKey } from './service.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 
@@ -31,10 +31,7 @@ const LAUNCH_PATHS: Record<string, { command: string[]; env?: Record<string, str
 function treeRssKb(pid: number): number {
   try {
     const own = Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number),
-    );
-    return children.reduce((sum, child) => sum + treeRssKb(child), own);
+    return childPids(pid).reduce((sum, child) => sum + treeRssKb(child), own);
   } catch {
     return 0;
   }

@@ -48,7 +48,8 @@ function statFields(pid: number): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-function childPids(pid: number): number[] {
+/** Pids of a process's direct children, from every thread's /proc children list. */
+export function childPids(pid: number): number[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
     const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
     return text === '' ? [] : text.split(' ').map(Number);
