@@ -105,6 +105,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   REQUEST_TIMEOUT_MS: positiveInt.default(120_000),
+  INSTANCE_DEAD_AFTER_MS: z.coerce.number().int().min(1000).default(60_000),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -157,6 +158,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Longest a client may take to send a whole request (headers and body) before a 408. */
   requestTimeoutMs: number;
+  /** An instance without a heartbeat for this long is dead: the others refund the units its requests held. */
+  instanceDeadAfterMs: number;
   isProduction: boolean;
 }
 
@@ -229,6 +232,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    instanceDeadAfterMs: e.INSTANCE_DEAD_AFTER_MS,
     isProduction: e.NODE_ENV === 'production',
   };
 }

@@ -11,6 +11,11 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';
+import {
+  longestRequestMs,
+  startInstanceLiveness,
+  type InstanceLiveness,
+} from './accounts/abandoned-units.ts';
 
 export interface AppContext {
   config: Config;
@@ -24,6 +29,8 @@ export interface AppContext {
   fetcher: UrlFetcher;
   /** Quota refunds, kept and retried while the store is unavailable. */
   refunds: QuotaRefunds;
+  /** This instance's id and heartbeat, and the sweep refunding units of instances that died. */
+  liveness: InstanceLiveness;
   operations: ReturnType<typeof operationsSchema>;
   /** The worker that sends the store's mail outbox (SMTP_URL, or the dev outbox of .eml files). */
   mailer: Mailer;
@@ -63,6 +70,12 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   const jobs = createLimiter(config.maxConcurrentJobs);
   const fetches = createLimiter(config.maxConcurrentFetches);
   const isolated = createIsolatedProcessor();
+  const metrics = createMetrics({ jobs, fetches });
+  const liveness = await startInstanceLiveness(store.db, log, {
+    deadAfterMs: config.instanceDeadAfterMs,
+    longestRequestMs: longestRequestMs(config),
+    onRefunded: (units) => metrics.recordAbandonedUnitsRefunded(units),
+  });
   return {
     config,
     log,
@@ -74,12 +87,14 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     mailer,
     billing: createPaymentProvider(config, store.db),
     refunds,
-    metrics: createMetrics({ jobs, fetches }),
+    liveness,
+    metrics,
     isolated,
     close: async () => {
       isolated.close();
       await mailer.close();
       await refunds.close();
+      await liveness.close();
       await store.close();
     },
   };

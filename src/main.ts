@@ -69,20 +69,17 @@ export function startupSummary(baseUrl: string, devKey: string | undefined): str
 }
 
 /**
- * Units reserved by requests of a process that was killed (SIGKILL, OOM, power loss) are refunded at start.
- * SQLite has one serving process, so every reservation found at start is abandoned. PostgreSQL is shared by
- * several instances: only reservations older than the longest a request can live are.
+ * Units reserved by requests of a process that was killed (SIGKILL, OOM, power loss) are refunded at start on
+ * SQLite, which has one serving process (the serve lock), so every reservation found at start is abandoned.
+ * On PostgreSQL, shared by several instances, the sweep of every instance refunds them (ctx.liveness).
  */
 async function refundUnitsOfDeadRequests(ctx: AppContext): Promise<void> {
-  const { config } = ctx;
-  const longestRequestMs =
-    config.requestTimeoutMs +
-    config.fetchTimeoutMs * (config.maxRedirects + 1) +
-    config.processTimeoutMs +
-    60_000;
-  const before = new Date(Date.now() - (ctx.store.dialect === 'sqlite' ? 0 : longestRequestMs));
-  const refunded = await refundAbandonedReservations(ctx.store.db, before);
-  if (refunded > 0) ctx.log.warn({ refunded }, 'refunded quota units of requests cut short by a restart');
+  if (ctx.store.dialect !== 'sqlite') return;
+  const refunded = await refundAbandonedReservations(ctx.store.db, new Date());
+  if (refunded > 0) {
+    ctx.metrics.recordAbandonedUnitsRefunded(refunded);
+    ctx.log.warn({ refunded }, 'refunded quota units of requests cut short by a restart');
+  }
 }
 
 /** After the shutdown deadline cut what was left, how long closing the store may still take. */

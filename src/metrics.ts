@@ -25,6 +25,8 @@ export interface Metrics {
   recordOutputBytes(format: string, bytes: number): void;
   /** One url fetch: 'ok' or the error code it ended with (blocked_url, fetch_timeout, …). */
   recordFetch(outcome: string): void;
+  /** Quota units of requests whose instance died, refunded by this instance (sweep, or SQLite start). */
+  recordAbandonedUnitsRefunded(units: number): void;
 }
 
 const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
@@ -87,6 +89,11 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
     labelNames: ['outcome'] as const,
     registers,
   });
+  const abandonedUnitsRefunded = new Counter({
+    name: 'imgpipe_abandoned_units_refunded_total',
+    help: 'Quota units held by requests of an instance that died, refunded by this instance.',
+    registers,
+  });
   new Gauge({
     name: 'imgpipe_jobs_in_flight',
     help: 'Images being processed now (at most MAX_CONCURRENT_JOBS).',
@@ -144,6 +151,9 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
     },
     recordFetch(outcome) {
       fetches.inc({ outcome });
+    },
+    recordAbandonedUnitsRefunded(units) {
+      abandonedUnitsRefunded.inc(units);
     },
   };
 }

@@ -7,7 +7,9 @@ import { insertOutboxMail, type NewOutboxMail } from '../store/outbox.ts';
 import type { Db } from '../store/schema.ts';
 import {
   incrementUsageBelowLimit,
+  incrementUsage,
   decrementUsage,
+  deleteAbandonedReservations,
   deleteReservation,
   findReservationsCreatedBefore,
   insertReservation,
@@ -88,13 +90,15 @@ export interface QuotaReservation {
 
 /**
  * Takes one unit of the account's monthly quota in a single conditional statement, or throws
- * quota_exceeded (nothing counted). The caller must refund it on every failure path.
+ * quota_exceeded (nothing counted). The caller must refund it on every failure path. The reservation names
+ * `instanceId`, so the other instances refund it if this one dies (src/accounts/abandoned-units.ts).
  */
 export async function reserveQuotaUnit(
   db: Db,
   account: { id: string; tier: string },
   limit: number,
   upgradeUrl: string,
+  instanceId: string,
   now = new Date(),
 ): Promise<QuotaReservation> {
   const month = usageMonth(now);
@@ -111,6 +115,7 @@ export async function reserveQuotaUnit(
               account_id: account.id,
               month,
               created_at: now.toISOString(),
+              instance_id: instanceId,
             });
           }
           return count;
@@ -134,14 +139,26 @@ export async function confirmQuotaUnit(
 ): Promise<boolean> {
   const level = usageWarningFor(reservation.used, reservation.limit);
   if (!level) {
-    await deleteReservation(db, reservation.id);
+    if (!(await deleteReservation(db, reservation.id))) await countSweptUnit(db, reservation);
     return false;
   }
   return inTransaction(db, async (trx) => {
-    if (!(await deleteReservation(trx, reservation.id))) return false;
+    if (!(await deleteReservation(trx, reservation.id))) {
+      await countSweptUnit(trx, reservation);
+      return false;
+    }
     const dedupeKey = `usage-${level}:${reservation.accountId}:${reservation.month}`;
     return insertOutboxMail(trx, { ...warningMail(level), dedupeKey });
   });
+}
+
+/**
+ * The reservation of a delivered 200 was gone: a sweep refunded it because this instance looked dead (no
+ * heartbeat for INSTANCE_DEAD_AFTER_MS, e.g. cut off from the database). The unit is counted again, so only
+ * delivered images count, whoever settles first.
+ */
+async function countSweptUnit(db: Db, reservation: QuotaReservation): Promise<void> {
+  await incrementUsage(db, reservation.accountId, reservation.month, reservation.day);
 }
 
 /** Gives the unit back, once: only a reservation row still present is refunded. */
@@ -158,7 +175,8 @@ export async function refundQuotaUnit(
 
 /**
  * Refunds the units of requests that can no longer be running (their process was killed): reservations
- * created before `before`. Returns how many were refunded.
+ * created before `before`. Returns how many were refunded. Used at the start of a SQLite instance, the only
+ * process serving that file, for which every reservation found is abandoned.
  */
 export async function refundAbandonedReservations(db: Db, before: Date): Promise<number> {
   const rows = await findReservationsCreatedBefore(db, before.toISOString());
@@ -167,4 +185,25 @@ export async function refundAbandonedReservations(db: Db, before: Date): Promise
     await refundQuotaUnit(db, { id: row.id, accountId: row.account_id, month: row.month, day });
   }
   return rows.length;
+}
+
+/**
+ * Refunds every unit held by a request of a dead instance (see deleteAbandonedReservations), in one
+ * transaction: the rows are deleted and their units given back together, each exactly once however many
+ * instances sweep at once. Returns how many units were refunded.
+ */
+export async function refundAbandonedUnits(
+  db: Db,
+  cutoffs: { deadBefore: Date; abandonedBefore: Date },
+): Promise<number> {
+  return inTransaction(db, async (trx) => {
+    const rows = await deleteAbandonedReservations(trx, {
+      deadBefore: cutoffs.deadBefore.toISOString(),
+      abandonedBefore: cutoffs.abandonedBefore.toISOString(),
+    });
+    for (const row of rows) {
+      await decrementUsage(trx, row.account_id, row.month, new Date(row.created_at).getUTCDate());
+    }
+    return rows.length;
+  });
 }

@@ -73,6 +73,15 @@ export interface QuotaReservationTable {
   account_id: string;
   month: string;
   created_at: string;
+  /** The instance whose request holds the unit; null for rows written before migration 008. */
+  instance_id: string | null;
+}
+
+/** A running `imgpipe serve`: it writes heartbeat_at every few seconds; a silent one is taken for dead. */
+export interface InstanceTable {
+  id: string;
+  started_at: string;
+  heartbeat_at: string;
 }
 
 export interface MagicTokenTable {
@@ -152,6 +161,7 @@ export interface Database {
   local_portal_sessions: LocalPortalSessionTable;
   quota_reservations: QuotaReservationTable;
   mail_outbox: MailOutboxTable;
+  instances: InstanceTable;
 }
 
 export type Db = Kysely<Database>;

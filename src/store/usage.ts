@@ -32,6 +32,25 @@ export async function incrementUsageBelowLimit(
   return row?.used;
 }
 
+/**
+ * Counts one unit with no limit: a 200 was delivered although a sweep had already refunded its reservation
+ * (its instance looked dead), so the unit is counted again rather than given away.
+ */
+export async function incrementUsage(db: Db, accountId: string, month: string, day: number): Promise<void> {
+  const column = dayColumn(day);
+  const dayCount: Record<DayColumn, number> = { [column]: 1 };
+  await db
+    .insertInto('usage')
+    .values({ account_id: accountId, month, used: 1, ...dayCount })
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'month']).doUpdateSet((eb) => ({
+        used: eb('usage.used', '+', 1),
+        [column]: eb(eb.ref(`usage.${column}`), '+', 1),
+      })),
+    )
+    .execute();
+}
+
 /** Gives back one unit of the month and of the day it was counted on. */
 export async function decrementUsage(db: Db, accountId: string, month: string, day: number): Promise<void> {
   const column = dayColumn(day);
@@ -73,6 +92,7 @@ export interface ReservationRow {
   account_id: string;
   month: string;
   created_at: string;
+  instance_id: string | null;
 }
 
 export async function insertReservation(db: Db, row: ReservationRow): Promise<void> {
@@ -87,4 +107,47 @@ export async function deleteReservation(db: Db, id: string): Promise<boolean> {
 
 export async function findReservationsCreatedBefore(db: Db, before: string): Promise<ReservationRow[]> {
   return db.selectFrom('quota_reservations').selectAll().where('created_at', '<', before).execute();
+}
+
+export interface AbandonedReservationCutoffs {
+  /** Instances whose last heartbeat is older than this are dead; so are ids with no instance row. */
+  deadBefore: string;
+  /**
+   * Any row created before this is abandoned whatever its instance, since no request lives that long: rows with
+   * no instance (written before migration 008), and one whose instance lost the reply to the reservation's commit.
+   */
+  abandonedBefore: string;
+}
+
+/**
+ * Deletes the reservations no live instance holds (or no request can still hold) and returns them, in one statement: when several instances
+ * sweep at once, each row is deleted (and so refunded) by exactly one of them. A row younger than deadBefore is
+ * never taken: its instance wrote it after its last heartbeat.
+ */
+export async function deleteAbandonedReservations(
+  db: Db,
+  { deadBefore, abandonedBefore }: AbandonedReservationCutoffs,
+): Promise<ReservationRow[]> {
+  return db
+    .deleteFrom('quota_reservations')
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('quota_reservations.instance_id', 'is not', null),
+          eb('quota_reservations.created_at', '<', deadBefore),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('instances')
+                .select('instances.id')
+                .whereRef('instances.id', '=', 'quota_reservations.instance_id')
+                .where('instances.heartbeat_at', '>=', deadBefore),
+            ),
+          ),
+        ]),
+        eb('quota_reservations.created_at', '<', abandonedBefore),
+      ]),
+    )
+    .returningAll()
+    .execute();
 }

@@ -81,4 +81,6 @@ test('SIGKILL while an image is processed: after restart the database is intact 
   const second = await startServe(env);
   t.after(() => killed(second.child));
   assert.deepEqual(storeState(dataDir), { used: 0, held: 0, integrity: 'ok' });
+  const metrics = await request(`${second.match[1] ?? ''}/metrics`).then((r) => r.body.text());
+  assert.match(metrics, /^imgpipe_abandoned_units_refunded_total 1$/m);
 });

@@ -213,6 +213,7 @@ describeStoreContract('accounts, keys, usage', (stores) => {
       account_id: account.id,
       month: '2030-07',
       created_at: '2030-07-01T00:00:00.000Z',
+      instance_id: null,
     };
     await insertReservation(a.db, row);
     const found = await findReservationsCreatedBefore(b.db, '2030-07-01T00:00:01.000Z');

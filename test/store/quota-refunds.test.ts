@@ -24,8 +24,8 @@ test('quota refunds: a refund during a store outage is kept and applied exactly 
   });
   const account = await findOrCreateAccount(store.db, 'refund@example.com');
   const at = new Date('2030-06-15T00:00:00Z');
-  const first = await reserveQuotaUnit(store.db, account, 10, 'http://x/pricing', at);
-  const second = await reserveQuotaUnit(store.db, account, 10, 'http://x/pricing', at);
+  const first = await reserveQuotaUnit(store.db, account, 10, 'http://x/pricing', 'instance-a', at);
+  const second = await reserveQuotaUnit(store.db, account, 10, 'http://x/pricing', 'instance-a', at);
   assert.equal(second.used, 2);
 
   const other = new SqliteDatabase(database.url.slice('sqlite:'.length));
@@ -64,6 +64,7 @@ for (const dialect of DIALECTS) {
         account,
         10,
         'http://x/pricing',
+        'instance-a',
         new Date('2030-07-01'),
       );
       await refunds.refund(reservation);

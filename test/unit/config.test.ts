@@ -28,6 +28,7 @@ test('config: defaults are those of operator-contract §3', () => {
   assert.equal(c.stripe, undefined);
   assert.equal(c.logLevel, 'info');
   assert.equal(c.requestTimeoutMs, 120_000);
+  assert.equal(c.instanceDeadAfterMs, 60_000);
 });
 
 const invalid: [string, string][] = [
@@ -45,6 +46,7 @@ const invalid: [string, string][] = [
   ['LOG_LEVEL', 'loud'],
   ['SMTP_URL', 'http://mail'],
   ['REQUEST_TIMEOUT_MS', '0'],
+  ['INSTANCE_DEAD_AFTER_MS', '500'],
 ];
 
 for (const [name, value] of invalid) {

@@ -26,7 +26,8 @@ const IMAGE_SCHEMA = routeSchema(IMAGE_ROUTE_DOC);
 
 /**
  * Settles the reserved unit exactly once: counted when a 200 was delivered, refunded on an error or when the
- * 200 never reached the client. A unit held by a killed process is refunded at the next start (src/main.ts).
+ * 200 never reached the client. A unit held by a killed process is refunded by the other instances' sweep
+ * (src/accounts/abandoned-units.ts), or at the next start on SQLite (src/main.ts).
  */
 function guardReservation(
   ctx: AppContext,
@@ -91,6 +92,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         { id: account.accountId, tier: account.tier },
         limit,
         `${config.publicBaseUrl}/pricing`,
+        ctx.liveness.id,
       );
       const clientGone = new AbortController();
       const refundOnce = guardReservation(ctx, reply, reservation, account, clientGone);
