@@ -57,6 +57,7 @@ export async function startInstanceLiveness(
   const id = randomUUID();
   const now = options.now ?? (() => new Date());
   await recordInstanceHeartbeat(db, id, now().toISOString());
+  log.info({ instanceId: id }, 'instance registered (its heartbeat tells the others it is alive)');
 
   let beating: Promise<void> | undefined;
   let sweeping: Promise<number> | undefined;

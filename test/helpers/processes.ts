@@ -29,13 +29,16 @@ function collect(child: ChildProcess) {
 
 function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
+    // A process killed by a signal has exitCode null and signalCode set: it has exited too.
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
     else child.once('exit', (code) => resolve(code));
   });
 }
 
 export interface ServerProcess {
   url: string;
+  /** The spawned process (its pid is the one a process manager knows; SIGKILL takes the server with it). */
+  child: ChildProcess;
   output: { stdout: string; stderr: string };
   stop(): Promise<void>;
 }
@@ -62,7 +65,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       (r) => r.ok,
       () => false,
     );
-    if (ok) return { url, output, stop };
+    if (ok) return { url, child, output, stop };
     await sleep(100);
   }
   await stop();

@@ -1,0 +1,353 @@
+// The deployment compose.yaml ships, tested as shipped: Debian's nginx running deploy/nginx.conf (only the upstream
+// host names and the listen port replaced by local ones) in front of two `imgpipe serve` on one PostgreSQL
+// database, with compose.yaml's environment for the instances and PUBLIC_BASE_URL the proxy's address.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { findAccountByEmail } from '../../src/store/accounts.ts';
+import type { Store } from '../../src/store/db.ts';
+import { corpus } from '../helpers/corpus.ts';
+import { imageForm } from '../helpers/multipart.ts';
+import { freePort, runCli, startServerProcess, type ServerProcess } from '../helpers/processes.ts';
+import { linkOf, startSmtpSink } from '../helpers/smtp-sink.ts';
+import { killOnExit } from '../helpers/spawned.ts';
+import { createTestDatabase, openTestStore, skipReason } from '../helpers/store-dialects.ts';
+
+const NGINX = '/usr/sbin/nginx';
+const SIGNUP_LIMIT = 3;
+const FREE_QUOTA = 2;
+/** Short, so the sweep refunds a dead instance's units within seconds here (1.5 × this at most). */
+const DEAD_AFTER_MS = 2000;
+const CLIENTS = 4;
+const MAX_REQUESTS_PER_CLIENT = 200;
+const REQUESTS_AFTER_KILL = 10;
+
+const skip = existsSync(NGINX)
+  ? skipReason('postgres')
+  : `${NGINX} is not installed, so the load-balanced deployment test is skipped (.ci/run installs Debian's nginx-light)`;
+
+/** The instances' environment in compose.yaml (the x-imgpipe anchor's `environment:` block), as strings. */
+function composeEnvironment(): Record<string, string> {
+  const lines = readFileSync('compose.yaml', 'utf8').split('\n');
+  const start = lines.findIndex((line) => /^ {2}environment:\s*$/.test(line));
+  assert.ok(start >= 0, 'compose.yaml has an environment block for the instances');
+  const env: Record<string, string> = {};
+  for (const line of lines.slice(start + 1)) {
+    if (/^\s*#/.test(line)) continue;
+    const entry = /^ {4}([A-Z_]+): *'?([^']*)'?\s*$/.exec(line);
+    if (!entry) break;
+    env[entry[1] as string] = entry[2] as string;
+  }
+  return env;
+}
+
+/** deploy/nginx.conf as shipped, with only the upstream servers and the listen port made local. */
+function shippedNginxConf(instancePorts: number[], listenPort: number): string {
+  const shipped = readFileSync('deploy/nginx.conf', 'utf8');
+  const upstreams = [...shipped.matchAll(/server imgpipe-(\d):3000\b/g)];
+  assert.equal(upstreams.length, instancePorts.length, 'deploy/nginx.conf names the two instances');
+  let conf = shipped.replace(
+    /server imgpipe-(\d):3000\b/g,
+    (_, n: string) => `server 127.0.0.1:${instancePorts[Number(n) - 1]}`,
+  );
+  assert.match(conf, /^\s*listen 80;$/m, 'deploy/nginx.conf listens on port 80');
+  conf = conf.replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${listenPort};`);
+  return conf;
+}
+
+interface Proxy {
+  url: string;
+  child: ChildProcess;
+  errorLog(): string;
+}
+
+/** nginx in the foreground with its own prefix, temp dirs, pid and logs in a temp dir, the shipped server block included. */
+async function startNginx(t: TestContext, instancePorts: number[], port: number): Promise<Proxy> {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-nginx-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
+  writeFileSync(join(dir, 'imgpipe.conf'), shippedNginxConf(instancePorts, port));
+  // What the nginx image's /etc/nginx/nginx.conf gives the included file: an http block, here with local paths.
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    [
+      'daemon off;',
+      'worker_processes 1;',
+      `user ${userInfo().username};`,
+      `pid ${dir}/nginx.pid;`,
+      `error_log ${dir}/error.log warn;`,
+      'events { worker_connections 512; }',
+      'http {',
+      `  access_log ${dir}/access.log;`,
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
+        (temp) => `  ${temp}_temp_path ${dir}/${temp};`,
+      ),
+      `  include ${dir}/imgpipe.conf;`,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const child = killOnExit(
+    spawn(NGINX, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  t.after(async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const errorLog = () => {
+    const file = join(dir, 'error.log');
+    return `${stderr}${existsSync(file) ? readFileSync(file, 'utf8') : ''}`;
+  };
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${errorLog()}`);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return { url, child, errorLog };
+    await sleep(100);
+  }
+  throw new Error(`nginx did not answer: ${errorLog()}`);
+}
+
+/** Sum of a counter's samples whose labels include `labels`, read from an instance's /metrics. */
+async function counter(server: ServerProcess, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name) || !line.includes(labels)) continue;
+    const [series, value] = line.split(' ');
+    if (series === name || series?.startsWith(`${name}{`)) sum += Number(value);
+  }
+  return sum;
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/** Sends the head of an upload through the proxy and stalls: its unit is reserved before the body is read. */
+function stalledUpload(proxyUrl: string, key: string) {
+  const { port } = new URL(proxyUrl);
+  const boundary = 'stalled';
+  const head =
+    `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\n` +
+    'Content-Type: application/octet-stream\r\n\r\n';
+  const socket = connect(Number(port), '127.0.0.1', () => {
+    socket.write(
+      `POST /v1/image HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 1000000\r\n\r\n${head}`,
+    );
+    socket.write(corpus('hopper.jpg').subarray(0, 1000));
+  });
+  socket.on('error', () => {});
+  return socket;
+}
+
+test(
+  'the shipped deployment: nginx with deploy/nginx.conf before two instances on one PostgreSQL',
+  { skip },
+  async (t) => {
+    const database = await createTestDatabase('postgres');
+    t.after(() => database.drop());
+    const sink = await startSmtpSink(t);
+    const proxyPort = await freePort();
+    const publicBaseUrl = `http://127.0.0.1:${proxyPort}`;
+    const compose = composeEnvironment();
+    assert.equal(compose.TRUST_PROXY, 'true');
+    const env = {
+      ...compose,
+      DATABASE_URL: database.url,
+      PUBLIC_BASE_URL: publicBaseUrl,
+      SMTP_URL: sink.url,
+      SIGNUP_RATE_LIMIT: String(SIGNUP_LIMIT),
+      QUOTA_FREE: String(FREE_QUOTA),
+      INSTANCE_DEAD_AFTER_MS: String(DEAD_AFTER_MS),
+      // As the Dockerfile runs them.
+      NODE_ENV: 'production',
+    };
+    const dataDirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'imgpipe-lb-')));
+    t.after(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+    const servers = await Promise.all(dataDirs.map((DATA_DIR) => startServerProcess({ ...env, DATA_DIR })));
+    t.after(() => Promise.all(servers.map((s) => s.stop())));
+    const instancePorts = servers.map((s) => Number(new URL(s.url).port));
+    // The proxy listens where PUBLIC_BASE_URL says: the port was chosen before the instances started.
+    const proxy = await startNginx(t, instancePorts, proxyPort);
+    const store: Store = await openTestStore(database);
+    t.after(() => store.close());
+    /** Every 200 a client received from POST /v1/image in this test: the units the database must count. */
+    let delivered = 0;
+    const postImage = async (key: string) => {
+      const form = imageForm(corpus('hopper.jpg'), {});
+      const res = await request(`${proxy.url}/v1/image`, {
+        method: 'POST',
+        headers: { ...form.headers, authorization: `Bearer ${key}` },
+        body: form.payload,
+        headersTimeout: 60_000,
+      });
+      const body = Buffer.from(await res.body.arrayBuffer());
+      if (res.statusCode === 200) delivered += 1;
+      const json = res.headers['content-type']?.toString().startsWith('application/json');
+      return {
+        status: res.statusCode,
+        headers: res.headers,
+        json: json ? JSON.parse(body.toString()) : undefined,
+      };
+    };
+    const unitsCounted = async () => {
+      const rows = await store.db.selectFrom('usage').select('used').execute();
+      return rows.reduce((sum, row) => sum + row.used, 0);
+    };
+
+    await t.test('requests through the proxy reach both instances', async () => {
+      const healthz = (s: ServerProcess) => counter(s, 'imgpipe_http_requests_total', 'route="/healthz"');
+      const before = await Promise.all(servers.map(healthz));
+      for (let i = 0; i < 10; i++) assert.equal((await fetch(`${proxy.url}/healthz`)).status, 200);
+      const after = await Promise.all(servers.map(healthz));
+      const served = after.map((n, i) => n - (before[i] as number));
+      assert.ok(
+        served.every((n) => n > 0),
+        `requests per instance: ${served.join(', ')}`,
+      );
+    });
+
+    await t.test(
+      'a client-written X-Forwarded-For does not move the per-IP signup limit, shared by both instances',
+      async () => {
+        const statuses: (number | string)[] = [];
+        for (let i = 1; i <= SIGNUP_LIMIT + 3; i++) {
+          const res = await fetch(`${proxy.url}/v1/signup`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-forwarded-for': `198.51.100.${i}` },
+            body: JSON.stringify({ email: `spoof-${i}@example.com` }),
+          });
+          const body = (await res.json()) as { error?: { code: string } };
+          statuses.push(body.error?.code ?? res.status);
+        }
+        assert.deepEqual(statuses, [
+          ...Array<number>(SIGNUP_LIMIT).fill(202),
+          ...Array<string>(3).fill('rate_limited'),
+        ]);
+      },
+    );
+
+    await t.test("links in mail and upgrade_url name the proxy's address", async () => {
+      const mails = await sink.waitForMessages(SIGNUP_LIMIT);
+      for (const mail of mails) assert.equal(linkOf(mail).url.origin, publicBaseUrl);
+      const verified = await fetch(`${proxy.url}${linkOf(mails[0]!).path}`, {
+        headers: { accept: 'application/json' },
+      });
+      assert.equal(verified.status, 200);
+      const { apiKey } = (await verified.json()) as { apiKey: string };
+      for (let i = 0; i < FREE_QUOTA; i++) assert.equal((await postImage(apiKey)).status, 200);
+      const refused = await postImage(apiKey);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.json?.error.code, 'quota_exceeded');
+      assert.equal(refused.json?.error.upgrade_url, `${publicBaseUrl}/pricing`);
+    });
+
+    const keys = await Promise.all(
+      ['load@example.com', 'stalled@example.com'].map(async (email) => {
+        const created = await runCli(['keys', 'create', '--email', email, '--tier', 'scale'], env);
+        assert.equal(created.code, 0, created.stderr);
+        return created.stdout.trim();
+      }),
+    );
+    const [loadKey, stalledKey] = keys as [string, string];
+
+    await t.test(
+      "an upload over MAX_UPLOAD_BYTES gets imgpipe's JSON 413 through the proxy, not nginx's page",
+      async () => {
+        const limit = Number(compose.MAX_UPLOAD_BYTES ?? 10_485_760);
+        for (const size of [limit + 1024, 2 * limit]) {
+          const form = imageForm(Buffer.alloc(size, 1));
+          const res = await request(`${proxy.url}/v1/image`, {
+            method: 'POST',
+            headers: { ...form.headers, authorization: `Bearer ${loadKey}` },
+            body: form.payload,
+          });
+          const text = await res.body.text();
+          assert.equal(res.statusCode, 413, `${size} bytes`);
+          assert.match(String(res.headers['content-type']), /^application\/json/);
+          assert.equal(JSON.parse(text).error.code, 'image_too_large');
+        }
+      },
+    );
+
+    await t.test(
+      'an instance killed under load loses no unit once the sweep has run, and the other keeps answering',
+      async () => {
+        const outcomes: { status: number; code?: string; afterKill: boolean }[] = [];
+        let afterKill = false;
+        // Each client keeps sending until the kill and then REQUESTS_AFTER_KILL more (bounded either way).
+        const client = async () => {
+          let sentAfterKill = 0;
+          for (let i = 0; i < MAX_REQUESTS_PER_CLIENT && sentAfterKill < REQUESTS_AFTER_KILL; i++) {
+            if (afterKill) sentAfterKill += 1;
+            const answer = await postImage(loadKey).catch(() => ({ status: 0, json: undefined }));
+            outcomes.push({ status: answer.status, code: answer.json?.error?.code, afterKill });
+          }
+        };
+        const load = Promise.all(Array.from({ length: CLIENTS }, client));
+        // A request that holds its unit until its instance dies, then the instance holding it is killed.
+        const stalled = stalledUpload(proxy.url, stalledKey);
+        const stalledAccount = await findAccountByEmail(store.db, 'stalled@example.com');
+        let holder: string | undefined;
+        for (let i = 0; i < 200 && !holder; i++) {
+          const row = await store.db
+            .selectFrom('quota_reservations')
+            .select('instance_id')
+            .where('account_id', '=', stalledAccount?.id ?? '')
+            .executeTakeFirst();
+          holder = row?.instance_id ?? undefined;
+          if (!holder) await sleep(25);
+        }
+        assert.ok(holder, 'the stalled upload holds a unit');
+        const victim = servers.find((s) => s.output.stdout.includes(`"instanceId":"${holder}"`));
+        assert.ok(victim, 'the instance holding the unit is one of the two');
+        const survivor = servers.find((s) => s !== victim) as ServerProcess;
+        await killed(victim.child);
+        afterKill = true;
+        await load;
+        stalled.destroy();
+
+        const count = (status: number, code?: string) =>
+          outcomes.filter((o) => o.status === status && (code === undefined || o.code === code)).length;
+        t.diagnostic(
+          `load: ${count(200)} × 200, ${count(502)} × 502, ${count(503, 'busy')} × 503 busy, of ${outcomes.length}`,
+        );
+        assert.ok(
+          outcomes.filter((o) => o.afterKill && o.status === 200).length > 0,
+          'the survivor answered 200s after the kill',
+        );
+        assert.deepEqual(
+          outcomes.filter((o) => o.status !== 200 && o.status !== 502 && o.code !== 'busy'),
+          [],
+          'every other answer is a 502 (in flight on the dead instance) or 503 busy',
+        );
+        assert.equal((await postImage(loadKey)).status, 200);
+        // The sweep of the survivor refunds the dead instance's units within 1.5 × INSTANCE_DEAD_AFTER_MS.
+        for (let i = 0; i < 100 && (await unitsCounted()) !== delivered; i++) await sleep(100);
+        assert.equal(await unitsCounted(), delivered);
+        assert.ok((await counter(survivor, 'imgpipe_abandoned_units_refunded_total')) >= 1);
+      },
+    );
+  },
+);
