@@ -10,7 +10,7 @@ import { refundAbandonedUnits } from './quota.ts';
 export interface InstanceLiveness {
   /** This instance's id, written on each quota reservation it makes. */
   readonly id: string;
-  /** One sweep now (the timer runs them too); resolves to the units it refunded. */
+  /** One sweep now (the timer runs them too); resolves to the units it refunded (0 while it may not sweep yet). */
   sweep(): Promise<number>;
   /** Stops the timers and removes this instance's row: it holds no unit any more. */
   close(): Promise<void>;
@@ -28,7 +28,10 @@ export interface LivenessOptions {
 
 /** Heartbeats per dead-after period: an instance must miss five in a row to be taken for dead. */
 const HEARTBEATS_PER_PERIOD = 6;
-/** Sweeps per dead-after period: a dead instance's units are refunded within 1.5 periods of its last heartbeat. */
+/**
+ * Sweeps per dead-after period: a dead instance's units are refunded within 1.5 periods of its last heartbeat by
+ * any instance that has been writing its own heartbeat for a period.
+ */
 const SWEEPS_PER_PERIOD = 2;
 
 /** The longest a request can live: reading it, fetching the URL through every redirect, processing, a margin. */
@@ -59,11 +62,23 @@ export async function startInstanceLiveness(
   await recordInstanceHeartbeat(db, id, now().toISOString());
   log.info({ instanceId: id }, 'instance registered (its heartbeat tells the others it is alive)');
 
+  /**
+   * Since when every heartbeat of this instance has been written. It sweeps only after INSTANCE_DEAD_AFTER_MS of
+   * them: after a database outage every heartbeat is stale, and the first instance back must give the others
+   * time to write theirs before it takes them for dead.
+   */
+  let writingSince: number | undefined = now().getTime();
   let beating: Promise<void> | undefined;
   let sweeping: Promise<number> | undefined;
   const beat = () => {
     beating ??= recordInstanceHeartbeat(db, id, now().toISOString())
-      .catch((err: unknown) => log.warn({ err }, 'instance heartbeat failed; will retry'))
+      .then(() => {
+        writingSince ??= now().getTime();
+      })
+      .catch((err: unknown) => {
+        writingSince = undefined;
+        log.warn({ err }, 'instance heartbeat failed; will retry');
+      })
       .finally(() => {
         beating = undefined;
       });
@@ -71,6 +86,7 @@ export async function startInstanceLiveness(
   };
   const sweepOnce = async () => {
     const at = now().getTime();
+    if (writingSince === undefined || at - writingSince < options.deadAfterMs) return 0;
     const deadBefore = new Date(at - options.deadAfterMs);
     const refunded = await refundAbandonedUnits(db, {
       deadBefore,
@@ -97,7 +113,6 @@ export async function startInstanceLiveness(
   const sweepTimer = setInterval(sweepInBackground, options.deadAfterMs / SWEEPS_PER_PERIOD);
   heartbeatTimer.unref();
   sweepTimer.unref();
-  sweepInBackground();
 
   return {
     id,

@@ -4,6 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import SqliteDatabase from 'better-sqlite3';
 import pino from 'pino';
 import { startInstanceLiveness } from '../../src/accounts/abandoned-units.ts';
 import {
@@ -21,6 +23,7 @@ import {
 import type { Db } from '../../src/store/schema.ts';
 import { deleteAbandonedReservations, findUsage, incrementUsage } from '../../src/store/usage.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
+import { createTestDatabase, openTestStore } from '../helpers/store-dialects.ts';
 
 const silent = pino({ level: 'silent' });
 const at = (iso: string) => new Date(iso);
@@ -216,4 +219,47 @@ describeStoreContract('abandoned quota units', (stores) => {
     assert.equal(await instanceRow(stores.a.db, sweeper.id), undefined);
     await holder.close();
   });
+});
+
+test('liveness: after its own heartbeats failed, an instance sweeps only once it has written them for INSTANCE_DEAD_AFTER_MS again', async (t) => {
+  // The outage is a SQLite write lock held by another connection: every write of the instance fails meanwhile.
+  const database = await createTestDatabase('sqlite');
+  const store = await openTestStore(database, { poolSize: 1, statementTimeoutMs: 50 });
+  t.after(async () => {
+    await store.close();
+    await database.drop();
+  });
+  const account = await findOrCreateAccount(store.db, 'outage@example.com');
+  const longAgo = new Date(Date.now() - 600_000);
+  await recordInstanceHeartbeat(store.db, 'silent-instance', longAgo.toISOString());
+  await reserveQuotaUnit(store.db, account, 10, 'http://x/pricing', 'silent-instance', longAgo);
+  const month = longAgo.toISOString().slice(0, 7);
+  const deadAfterMs = 1000;
+  const sweeper = await startInstanceLiveness(store.db, silent, {
+    deadAfterMs,
+    longestRequestMs: 3_600_000,
+    onRefunded: () => {},
+  });
+  t.after(() => sweeper.close());
+  assert.equal(await sweeper.sweep(), 0, 'an instance just started does not sweep yet');
+
+  const other = new SqliteDatabase(database.url.slice('sqlite:'.length));
+  other.exec('begin immediate');
+  try {
+    await sleep(deadAfterMs * 1.5);
+  } finally {
+    other.exec('rollback');
+    other.close();
+  }
+  assert.equal(
+    await sweeper.sweep(),
+    0,
+    'right after the outage the others get time to write their heartbeat',
+  );
+  assert.equal(await findUsage(store.db, account.id, month), 1);
+  for (let i = 0; i < 100 && (await findUsage(store.db, account.id, month)) > 0; i++) {
+    await sweeper.sweep();
+    await sleep(50);
+  }
+  assert.equal(await findUsage(store.db, account.id, month), 0, 'then it sweeps again');
 });
