@@ -136,6 +136,21 @@ export class LocalProvider implements PaymentProvider {
     return sub && subscriptionState(subscriptionObject(sub), LOCAL_PRICES);
   }
 
+  /**
+   * Ends an active subscription, as Stripe does (one already ended reads as unknown). No event is emitted: the
+   * caller records the state returned, which is all Stripe's deletion event would carry.
+   */
+  async cancelSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
+    const sub = await local.findLocalSubscription(this.db, subscriptionId);
+    if (!sub || sub.status !== 'active') return undefined;
+    const ended = { ...sub, status: 'canceled', updated_at: nowSeconds() };
+    await local.updateLocalSubscription(this.db, sub.id, {
+      status: ended.status,
+      updated_at: ended.updated_at,
+    });
+    return subscriptionState(subscriptionObject(ended), LOCAL_PRICES);
+  }
+
   async createPortal(customerId: string): Promise<{ url: string }> {
     const token = randomBytes(24).toString('base64url');
     await local.insertLocalPortalSession(
