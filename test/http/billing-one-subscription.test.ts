@@ -212,3 +212,14 @@ describe('one subscription per account (Stripe specifics)', () => {
     assert.equal(await tierOf(h, 'end-old@example.com'), 'growth');
   });
 });
+
+test('/pricing: a hidden notice for subscribed visitors, filled by its script from GET /v1/account', async (t) => {
+  const h = await billingHarness(t, 'local');
+  const page = await h.app.inject({ method: 'GET', url: '/pricing' });
+  assert.match(page.body, /<section class="panel" id="current-plan" hidden>/);
+  assert.match(page.body, /it <strong>replaces<\/strong> the current\s+plan/);
+  assert.match(page.body, /<script src="\/assets\/pricing-plan\.js" type="module"><\/script>/);
+  const script = await h.app.inject({ method: 'GET', url: '/assets/pricing-plan.js' });
+  assert.equal(script.statusCode, 200);
+  assert.match(script.body, /fetch\(path, \{\s+method,\s+headers: \{ authorization: `Bearer \$\{key\}`/);
+});

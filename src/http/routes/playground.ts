@@ -37,6 +37,7 @@ const FILES = {
 const ASSETS = {
   'site.css': 'text/css; charset=utf-8',
   'portal.js': 'text/javascript; charset=utf-8',
+  'pricing-plan.js': 'text/javascript; charset=utf-8',
   'pricing.js': 'text/javascript; charset=utf-8',
   'account.js': 'text/javascript; charset=utf-8',
   'session-key.js': 'text/javascript; charset=utf-8',
