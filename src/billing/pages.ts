@@ -30,9 +30,12 @@ ${body}`,
   );
 }
 
-/** What the portal says after a change, by the tier it was changed to (`?changed=<tier>`). */
-function changeMessage(changed: Tier | undefined, quotas: Record<Tier, number>): string {
-  if (changed === undefined) return '';
+/**
+ * What the portal says after a change, by the tier it was changed to (`?changed=<tier>`); nothing when that is
+ * not the plan in force (an old link), so the page never claims a change that did not stick.
+ */
+function changeMessage(changed: Tier | undefined, inForce: Tier, quotas: Record<Tier, number>): string {
+  if (changed === undefined || changed !== inForce) return '';
   const text =
     changed === 'free'
       ? 'Your subscription is cancelled: the account is on the free plan from now on.'
@@ -66,7 +69,7 @@ ${form('free', '<button type="submit" class="danger">Cancel subscription</button
     'Customer portal',
     `<h1>Customer portal</h1>
 <p class="note">Local test payment provider: no money moves.</p>
-${changeMessage(changed, quotas)}
+${changeMessage(changed, view.tier, quotas)}
 <section class="panel">
 <p>Account: ${escapeHtml(view.email)}</p>
 <p>Current plan: <strong id="tier">${escapeHtml(view.tier)}</strong> (${formatCount(quotas[view.tier])} images / month)</p>

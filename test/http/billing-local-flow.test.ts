@@ -145,8 +145,13 @@ test('local portal: after a change the page says what changed; a plain visit say
     cancelled.body,
     /id="changed"[^>]*>Your subscription is cancelled: the account is on the free plan/,
   );
-  const unknown = await h.app.inject({ method: 'GET', url: `${path}?changed=<script>` });
-  assert.doesNotMatch(unknown.body, /id="changed"/);
+  for (const changed of ['<script>', 'scale']) {
+    const other = await h.app.inject({
+      method: 'GET',
+      url: `${path}?changed=${encodeURIComponent(changed)}`,
+    });
+    assert.doesNotMatch(other.body, /id="changed"/, `?changed=${changed} on a free plan says nothing`);
+  }
 });
 
 test('local portal: the page links back to /account', async (t) => {
