@@ -32,10 +32,19 @@ async function openBrowserPage(
   return page;
 }
 
-/** Fails when the page is wider than its window (something runs off the right edge). */
+/** Fails when the page is wider than its window, or something runs past the edge of its panel. */
 async function assertFits(page: Page, name: string) {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the window`);
+  const outside = await page.evaluate(() =>
+    [...document.querySelectorAll('.panel')].flatMap((panel) => {
+      const edge = panel.getBoundingClientRect().right;
+      return [...panel.querySelectorAll('*')]
+        .filter((element) => element.getBoundingClientRect().right > edge + 0.5)
+        .map((element) => element.id || element.tagName);
+    }),
+  );
+  assert.deepEqual(outside, [], `${name}: elements past the edge of their panel`);
 }
 
 async function buyOnPricing(page: Page, base: string, tier: string) {
