@@ -86,6 +86,7 @@ export class LocalProvider implements PaymentProvider {
   readonly paidTiers = true;
   // Random per process: only this process signs and verifies local events, in-process.
   private readonly webhookSecret = `whsec_local_${randomBytes(24).toString('hex')}`;
+  private deliverEvent: ((event: SignedEvent) => Promise<void>) | undefined;
 
   constructor(
     private readonly db: Db,
@@ -136,9 +137,14 @@ export class LocalProvider implements PaymentProvider {
     return sub && subscriptionState(subscriptionObject(sub), LOCAL_PRICES);
   }
 
+  /** Where events this provider emits on its own go (the webhook path, set by the /dev/billing routes). */
+  deliverEventsTo(deliver: (event: SignedEvent) => Promise<void>): void {
+    this.deliverEvent = deliver;
+  }
+
   /**
-   * Ends an active subscription, as Stripe does (one already ended reads as unknown). No event is emitted: the
-   * caller records the state returned, which is all Stripe's deletion event would carry.
+   * Ends an active subscription, as Stripe does (one already ended reads as unknown), and emits its
+   * `customer.subscription.deleted` event as Stripe would.
    */
   async cancelSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
     const sub = await local.findLocalSubscription(this.db, subscriptionId);
@@ -148,6 +154,7 @@ export class LocalProvider implements PaymentProvider {
       status: ended.status,
       updated_at: ended.updated_at,
     });
+    await this.deliverEvent?.(this.sign('customer.subscription.deleted', subscriptionObject(ended)));
     return subscriptionState(subscriptionObject(ended), LOCAL_PRICES);
   }
 

@@ -103,6 +103,22 @@ test('local portal: after a replacement the portal shows the plan in force', asy
   assert.match(page.body, /Current plan: <strong id="tier">scale<\/strong>/);
 });
 
+test('local provider: the replaced subscription ends with its deletion event, through the webhook path', async (t) => {
+  const h = await billingHarness(t, 'local');
+  const deletions = async () =>
+    (
+      await h.ctx.store.db
+        .selectFrom('billing_events')
+        .select('event_id')
+        .where('type', '=', 'customer.subscription.deleted')
+        .execute()
+    ).length;
+  await buy(h, 'starter', 'local-event@example.com');
+  assert.equal(await deletions(), 0);
+  await buy(h, 'growth', 'local-event@example.com');
+  assert.equal(await deletions(), 1);
+});
+
 describe('one subscription per account (Stripe specifics)', () => {
   test('the replacement happens on the key page too, before the provider events arrive', async (t) => {
     const h = await billingHarness(t, 'stripe');

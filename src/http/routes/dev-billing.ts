@@ -27,6 +27,7 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
   const deliver = async (events: SignedEvent[]) => {
     for (const event of events) await receiveProviderEvent(deps, event.payload, event.signature);
   };
+  provider.deliverEventsTo((event) => deliver([event]));
 
   app.get<IdParams>('/dev/billing/checkout/:id', async (request, reply) => {
     const view = await provider.describeCheckout(request.params.id);
