@@ -9,11 +9,11 @@ import type { Db } from '../store/schema.ts';
 import {
   listAccountSubscriptions,
   lockAccountForBilling,
-  settleAccountTier,
+  writeAccountTier,
   writeSubscription,
 } from '../store/subscriptions.ts';
 import type { BillingEvent, PaymentProvider, SubscriptionState } from './provider.ts';
-import { PAYING_STATUSES, tierForSubscription } from './tiers.ts';
+import { replacedSubscriptions, subscriptionInForce, tierForSubscription } from './tiers.ts';
 
 export interface BillingDeps {
   db: Db;
@@ -51,7 +51,13 @@ export async function applySubscriptionState(
     stamp,
   });
   if (!written) return 'stale';
-  await settleAccountTier(trx, account.id, PAYING_STATUSES, sub.customerId || null);
+  const subs = await listAccountSubscriptions(trx, account.id);
+  const inForce = subscriptionInForce(subs);
+  await writeAccountTier(trx, account.id, {
+    tier: inForce?.tier ?? 'free',
+    subscription: inForce ?? subs[0],
+    customerId: sub.customerId || null,
+  });
   return 'applied';
 }
 
@@ -70,12 +76,7 @@ export async function replacePreviousSubscriptions(
 ): Promise<void> {
   const tier = tierForSubscription(current.status, current.priceTier);
   if (tier === undefined || tier === 'free') return;
-  const previous = (await listAccountSubscriptions(deps.db, accountId)).filter(
-    (sub) =>
-      sub.id !== current.id &&
-      PAYING_STATUSES.includes(sub.status) &&
-      (current.started === undefined || sub.started_at <= current.started),
-  );
+  const previous = replacedSubscriptions(await listAccountSubscriptions(deps.db, accountId), current);
   for (const old of previous) {
     const ended: SubscriptionState = (await deps.provider.cancelSubscription(old.id)) ?? {
       id: old.id,

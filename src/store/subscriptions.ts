@@ -1,4 +1,4 @@
-// owns: the subscriptions of each account, and the account tier they settle (its paying one started last).
+// owns: the subscriptions of each account, and the account columns naming the one whose tier is in force.
 import type { Db, SubscriptionTable } from './schema.ts';
 
 export type Subscription = SubscriptionTable;
@@ -72,30 +72,23 @@ export async function listAccountSubscriptions(db: Db, accountId: string): Promi
 }
 
 /**
- * Sets the account's tier from its subscriptions: the tier of the paying one (status in `payingStatuses`, known
- * tier) started last, else free. The account's subscription columns name that one (else the one started last),
- * and `customerId`, when given, becomes the account's provider customer. Returns the tier set.
+ * Sets the account's tier and names the subscription it comes from (its id, status and stamp on the account row;
+ * none for a free account that never subscribed); `customerId`, when given, becomes its provider customer.
  */
-export async function settleAccountTier(
+export async function writeAccountTier(
   db: Db,
   accountId: string,
-  payingStatuses: readonly string[],
-  customerId: string | null,
-): Promise<string> {
-  const subs = await listAccountSubscriptions(db, accountId);
-  const inForce = subs.find((sub) => payingStatuses.includes(sub.status) && sub.tier !== null);
-  const named = inForce ?? subs[0];
-  const tier = inForce?.tier ?? 'free';
+  plan: { tier: string; subscription: Subscription | undefined; customerId: string | null },
+): Promise<void> {
   await db
     .updateTable('accounts')
     .set((eb) => ({
-      tier,
-      subscription_id: named?.id ?? null,
-      subscription_status: named?.status ?? null,
-      subscription_updated_at: named?.updated_at ?? null,
-      billing_customer_id: customerId ?? eb.ref('billing_customer_id'),
+      tier: plan.tier,
+      subscription_id: plan.subscription?.id ?? null,
+      subscription_status: plan.subscription?.status ?? null,
+      subscription_updated_at: plan.subscription?.updated_at ?? null,
+      billing_customer_id: plan.customerId ?? eb.ref('billing_customer_id'),
     }))
     .where('id', '=', accountId)
     .execute();
-  return tier;
 }

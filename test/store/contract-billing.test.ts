@@ -20,10 +20,9 @@ import {
 import {
   listAccountSubscriptions,
   lockAccountForBilling,
-  settleAccountTier,
+  writeAccountTier,
   writeSubscription,
 } from '../../src/store/subscriptions.ts';
-import { PAYING_STATUSES } from '../../src/billing/tiers.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
 
 /** A paid local checkout of `email` on instance `ctx`: its session id and subscription. */
@@ -105,29 +104,39 @@ describeStoreContract('billing', (stores) => {
     assert.equal((await listAccountSubscriptions(stores.a.db, account.id))[0]?.status, 'active');
   });
 
-  test('subscriptions: the tier is that of the paying subscription started last; its end leaves the other in force', async () => {
+  test('subscriptions: writeAccountTier sets the tier, names its subscription, and links a customer only when given', async () => {
     const account = await newAccount();
-    const write = (id: string, tier: string, status: string, startedAt: number, stamp: number) =>
-      writeSubscription(stores.a.db, {
-        id: `${id}_${account.id}`,
-        accountId: account.id,
-        customerId: 'cus_settle',
-        tier,
-        status,
-        startedAt,
-        stamp,
-      });
-    await write('sub_old', 'starter', 'active', 1_000, 1_000);
-    await write('sub_new', 'scale', 'active', 2_000, 2_000);
-    assert.equal(await settleAccountTier(stores.b.db, account.id, PAYING_STATUSES, null), 'scale');
-    assert.equal((await findAccountById(stores.a.db, account.id))?.subscription_id, `sub_new_${account.id}`);
-    await write('sub_new', 'scale', 'canceled', 2_000, 3_000);
-    assert.equal(await settleAccountTier(stores.b.db, account.id, PAYING_STATUSES, 'cus_settle'), 'starter');
-    const row = await findAccountById(stores.a.db, account.id);
-    assert.equal(row?.tier, 'starter');
-    assert.equal(row?.billing_customer_id, 'cus_settle');
-    await write('sub_old', 'starter', 'canceled', 1_000, 3_000);
-    assert.equal(await settleAccountTier(stores.b.db, account.id, PAYING_STATUSES, null), 'free');
+    const sub = {
+      id: `sub_${account.id}`,
+      accountId: account.id,
+      customerId: 'cus_tier',
+      tier: 'scale',
+      status: 'active',
+      startedAt: 1_000,
+      stamp: 2_000,
+    };
+    await writeSubscription(stores.a.db, sub);
+    const [row] = await listAccountSubscriptions(stores.b.db, account.id);
+    await writeAccountTier(stores.b.db, account.id, {
+      tier: 'scale',
+      subscription: row,
+      customerId: 'cus_tier',
+    });
+    let stored = await findAccountById(stores.a.db, account.id);
+    assert.equal(stored?.tier, 'scale');
+    assert.equal(stored?.subscription_id, sub.id);
+    assert.equal(stored?.subscription_status, 'active');
+    assert.equal(stored?.subscription_updated_at, 2_000);
+    assert.equal(stored?.billing_customer_id, 'cus_tier');
+    await writeAccountTier(stores.a.db, account.id, {
+      tier: 'free',
+      subscription: undefined,
+      customerId: null,
+    });
+    stored = await findAccountById(stores.b.db, account.id);
+    assert.equal(stored?.tier, 'free');
+    assert.equal(stored?.subscription_id, null);
+    assert.equal(stored?.billing_customer_id, 'cus_tier', 'no customer given: the linked one stays');
   });
 
   test('subscriptions: subscriptions of one account applied at once on two instances settle on the one started last', async () => {
