@@ -149,6 +149,26 @@ describe('one subscription per account (Stripe specifics)', () => {
     assert.equal(await tierOf(h, 'late@example.com'), 'scale');
   });
 
+  test('the key page and the checkout event replacing at once both answer 200 and leave one subscription', async (t) => {
+    const h = await billingHarness(t, 'stripe');
+    const first = await stripeSubscriber(h, 'both@example.com');
+    const { sessionId } = await h.checkout('scale', 'both@example.com');
+    const { session } = h.stub!.completeSession(sessionId);
+    const [key, event] = await Promise.all([
+      requestSessionKey(h, sessionId),
+      deliverWebhook(h, signedEvent('checkout.session.completed', session)),
+    ]);
+    assert.equal(key.statusCode, 200, key.body);
+    assert.equal(event.statusCode, 200, event.body);
+    assert.equal(h.stub!.subscriptions.get(first.subId)?.status, 'canceled');
+    const stored = await storedSubscriptions(h, 'both@example.com');
+    assert.deepEqual(
+      stored.filter((sub) => sub.status === 'active').map((sub) => sub.tier),
+      ['scale'],
+    );
+    assert.equal(await tierOf(h, 'both@example.com'), 'scale');
+  });
+
   test('an older "active" event of the replaced subscription never brings its tier back', async (t) => {
     const h = await billingHarness(t, 'stripe');
     const first = await stripeSubscriber(h, 'revive@example.com');
