@@ -15,7 +15,12 @@ import {
   type Account,
 } from '../store/accounts.ts';
 import { claimCheckoutSession, findAccountByCustomerId, linkBillingCustomer } from '../store/billing.ts';
-import { applySubscriptionState, retryAfterUniqueViolation, type BillingDeps } from './events.ts';
+import {
+  applySubscriptionState,
+  replacePreviousSubscriptions,
+  retryAfterUniqueViolation,
+  type BillingDeps,
+} from './events.ts';
 import type { CheckoutSessionState, SubscriptionState } from './provider.ts';
 import type { PaidTier } from './tiers.ts';
 
@@ -75,11 +80,13 @@ async function provisionAccount(
   session: CheckoutSessionState,
   sub: SubscriptionState | undefined,
 ): Promise<Account> {
-  const owner = session.customerId ? await findAccountByCustomerId(deps.db, session.customerId) : undefined;
-  const account = owner ?? (await findOrCreateAccount(deps.db, email));
-  if (session.customerId && !owner) await linkBillingCustomer(deps.db, account.id, session.customerId);
-  if (sub) await applySubscriptionState(deps.db, deps.log, account, sub, session.created);
-  return account;
+  return deps.db.transaction().execute(async (trx) => {
+    const owner = session.customerId ? await findAccountByCustomerId(trx, session.customerId) : undefined;
+    const account = owner ?? (await findOrCreateAccount(trx, email));
+    if (session.customerId && !owner) await linkBillingCustomer(trx, account.id, session.customerId);
+    if (sub) await applySubscriptionState(trx, deps.log, account, sub, session.created);
+    return account;
+  });
 }
 
 /**
@@ -100,6 +107,8 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
     : undefined;
   const email = session.email;
   const account = await retryAfterUniqueViolation(() => provisionAccount(deps, email, session, sub));
+  // Before the claim, so a provider failure here leaves the session to be claimed on the next try.
+  if (sub) await replacePreviousSubscriptions(deps, account.id, sub);
   const claimed = await claimCheckoutSession(deps.db, session.id, account.id);
   const apiKey = claimed ? await issueFirstKey(deps.db, account.id) : null;
   const current = (await findAccountById(deps.db, account.id)) ?? account;

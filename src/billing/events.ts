@@ -3,16 +3,17 @@
 // order apply the current state; the provider timestamp stops a stale delivery that lost a race.
 import type { Logger } from 'pino';
 import { isUniqueViolation } from '../store/errors.ts';
-import { findOrCreateAccount, type Account } from '../store/accounts.ts';
-import {
-  findAccountByCustomerId,
-  isEventRecorded,
-  recordEventOnce,
-  writeSubscriptionState,
-} from '../store/billing.ts';
+import { findAccountById, findOrCreateAccount, type Account } from '../store/accounts.ts';
+import { findAccountByCustomerId, isEventRecorded, recordEventOnce } from '../store/billing.ts';
 import type { Db } from '../store/schema.ts';
+import {
+  listAccountSubscriptions,
+  lockAccountForBilling,
+  writeAccountTier,
+  writeSubscription,
+} from '../store/subscriptions.ts';
 import type { BillingEvent, PaymentProvider, SubscriptionState } from './provider.ts';
-import { PAYING_STATUSES, tierForSubscription } from './tiers.ts';
+import { replacedSubscriptions, subscriptionInForce, tierForSubscription } from './tiers.ts';
 
 export interface BillingDeps {
   db: Db;
@@ -23,11 +24,12 @@ export interface BillingDeps {
 export type ApplyOutcome = 'applied' | 'replayed' | 'stale' | 'ignored';
 
 /**
- * Sets the account's tier from a subscription state observed at provider time `stamp`. An unknown price
- * leaves the tier alone; the end of a subscription other than the account's current paying one changes nothing.
+ * Records a subscription state observed at provider time `stamp`, then settles the account's tier from all its
+ * subscriptions: the paying one started last decides, so the end of one leaves another's tier in force. An
+ * unknown price leaves everything alone. Run it inside a transaction: the account row's lock orders racing writers.
  */
 export async function applySubscriptionState(
-  db: Db,
+  trx: Db,
   log: Logger,
   account: Account,
   sub: SubscriptionState,
@@ -38,19 +40,60 @@ export async function applySubscriptionState(
     log.warn({ subscriptionId: sub.id }, 'subscription price matches no STRIPE_PRICE_*; tier left unchanged');
     return 'ignored';
   }
-  const holdsOtherPaying =
-    account.subscription_id !== null &&
-    account.subscription_id !== sub.id &&
-    PAYING_STATUSES.includes(account.subscription_status ?? '');
-  if (tier === 'free' && holdsOtherPaying) return 'ignored';
-  const written = await writeSubscriptionState(db, account.id, {
-    tier,
-    customerId: sub.customerId || account.billing_customer_id,
-    subscriptionId: sub.id,
+  await lockAccountForBilling(trx, account.id);
+  const written = await writeSubscription(trx, {
+    id: sub.id,
+    accountId: account.id,
+    customerId: sub.customerId || null,
+    tier: sub.priceTier ?? null,
     status: sub.status,
+    startedAt: sub.started,
     stamp,
   });
-  return written ? 'applied' : 'stale';
+  if (!written) return 'stale';
+  const subs = await listAccountSubscriptions(trx, account.id);
+  const inForce = subscriptionInForce(subs);
+  await writeAccountTier(trx, account.id, {
+    tier: inForce?.tier ?? 'free',
+    subscription: inForce ?? subs[0],
+    customerId: sub.customerId || null,
+  });
+  return 'applied';
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/**
+ * One subscription per account: once `current`, paid through a checkout, is applied to the account, every other
+ * paying subscription of the account that started no later is cancelled at the provider and recorded as ended.
+ * A subscription started later (made in the provider's dashboard, say) is left alone. Safe to run twice: a
+ * subscription already ended reads as such.
+ */
+export async function replacePreviousSubscriptions(
+  deps: BillingDeps,
+  accountId: string,
+  current: SubscriptionState,
+): Promise<void> {
+  const tier = tierForSubscription(current.status, current.priceTier);
+  if (tier === undefined || tier === 'free') return;
+  const previous = replacedSubscriptions(await listAccountSubscriptions(deps.db, accountId), current);
+  for (const old of previous) {
+    const ended: SubscriptionState = (await deps.provider.cancelSubscription(old.id)) ?? {
+      id: old.id,
+      customerId: old.customer_id ?? '',
+      email: undefined,
+      status: 'canceled',
+      priceTier: undefined,
+      started: old.started_at,
+    };
+    // The provider's own deletion event follows and writes the same state; a later stamp never loses to it.
+    const stamp = Math.max(nowSeconds(), old.updated_at);
+    await deps.db.transaction().execute(async (trx) => {
+      const account = await findAccountById(trx, accountId);
+      if (account) await applySubscriptionState(trx, deps.log, account, ended, stamp);
+    });
+    deps.log.info({ accountId, replaced: old.id, by: current.id }, 'previous subscription cancelled');
+  }
 }
 
 interface AccountChange {
@@ -74,6 +117,7 @@ async function resolveChange(deps: BillingDeps, event: BillingEvent): Promise<Ac
       email: event.email,
       status: 'canceled',
       priceTier: undefined,
+      started: event.started,
     };
     const sub = event.deleted
       ? gone
@@ -104,10 +148,29 @@ export async function retryAfterUniqueViolation<T>(work: () => Promise<T>): Prom
   }
 }
 
-/** Applies a verified event once. Provider reads happen before the transaction; the write happens inside it. */
+/** Applies the change of an event to its account (in a transaction of its own); undefined when no account. */
+async function applyChange(deps: BillingDeps, change: AccountChange, stamp: number) {
+  return retryAfterUniqueViolation(() =>
+    deps.db.transaction().execute(async (trx) => {
+      const account = await accountFor(trx, change);
+      if (account) await applySubscriptionState(trx, deps.log, account, change.sub, stamp);
+      return account;
+    }),
+  );
+}
+
+/**
+ * Applies a verified event once. Provider reads happen before the transaction; the write happens inside it.
+ * A completed checkout first applies its subscription and cancels the account's previous one at the provider,
+ * before the event is recorded: should the provider fail, the event answers 503 and its redelivery tries again.
+ */
 export async function applyBillingEvent(deps: BillingDeps, event: BillingEvent): Promise<ApplyOutcome> {
   if (await isEventRecorded(deps.db, event.id)) return 'replayed';
   const change = await resolveChange(deps, event);
+  if (change && event.kind === 'checkout_completed') {
+    const account = await applyChange(deps, change, event.created);
+    if (account) await replacePreviousSubscriptions(deps, account.id, change.sub);
+  }
   const outcome = await retryAfterUniqueViolation(() =>
     deps.db.transaction().execute(async (trx): Promise<ApplyOutcome> => {
       if (!(await recordEventOnce(trx, event.id, event.type))) return 'replayed';

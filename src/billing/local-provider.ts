@@ -86,6 +86,7 @@ export class LocalProvider implements PaymentProvider {
   readonly paidTiers = true;
   // Random per process: only this process signs and verifies local events, in-process.
   private readonly webhookSecret = `whsec_local_${randomBytes(24).toString('hex')}`;
+  private deliverEvent: ((event: SignedEvent) => Promise<void>) | undefined;
 
   constructor(
     private readonly db: Db,
@@ -134,6 +135,27 @@ export class LocalProvider implements PaymentProvider {
   async retrieveSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
     const sub = await local.findLocalSubscription(this.db, subscriptionId);
     return sub && subscriptionState(subscriptionObject(sub), LOCAL_PRICES);
+  }
+
+  /** Where events this provider emits on its own go (the webhook path, set by the /dev/billing routes). */
+  deliverEventsTo(deliver: (event: SignedEvent) => Promise<void>): void {
+    this.deliverEvent = deliver;
+  }
+
+  /**
+   * Ends an active subscription, as Stripe does (one already ended reads as unknown), and emits its
+   * `customer.subscription.deleted` event as Stripe would.
+   */
+  async cancelSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
+    const sub = await local.findLocalSubscription(this.db, subscriptionId);
+    if (!sub || sub.status !== 'active') return undefined;
+    const ended = { ...sub, status: 'canceled', updated_at: nowSeconds() };
+    await local.updateLocalSubscription(this.db, sub.id, {
+      status: ended.status,
+      updated_at: ended.updated_at,
+    });
+    await this.deliverEvent?.(this.sign('customer.subscription.deleted', subscriptionObject(ended)));
+    return subscriptionState(subscriptionObject(ended), LOCAL_PRICES);
   }
 
   async createPortal(customerId: string): Promise<{ url: string }> {

@@ -1,4 +1,5 @@
-// HTML of the local provider's checkout and portal pages: plain forms, no scripts, so they work in any browser.
+// HTML of the local provider's checkout and portal pages: plain forms that work without scripts; the portal's
+// /assets/portal.js only asks before a cancellation.
 import type { Tier } from '../config.ts';
 import { escapeHtml, formatCount, sitePage } from '../pages/layout.ts';
 import type { LocalCheckoutView, LocalPortalView } from './local-provider.ts';
@@ -7,8 +8,10 @@ import type { PaidTier } from './tiers.ts';
 const PAID: readonly PaidTier[] = ['starter', 'growth', 'scale'];
 const RANK: Record<Tier, number> = { free: 0, starter: 1, growth: 2, scale: 3 };
 
-function devPage(title: string, body: string): string {
-  return sitePage(title, `${body}\n<p class="note"><a href="/pricing">All tiers and quotas</a></p>`);
+function devPage(title: string, body: string, scripts: string[] = []): string {
+  return sitePage(title, `${body}\n<p class="note"><a href="/pricing">All tiers and quotas</a></p>`, {
+    scripts,
+  });
 }
 
 export function renderLocalCheckoutPage(view: LocalCheckoutView): string {
@@ -27,27 +30,56 @@ ${body}`,
   );
 }
 
+/**
+ * What the portal says after a change, by the tier it was changed to (`?changed=<tier>`); nothing when that is
+ * not the plan in force (an old link), so the page never claims a change that did not stick.
+ */
+function changeMessage(changed: Tier | undefined, inForce: Tier, quotas: Record<Tier, number>): string {
+  if (changed === undefined || changed !== inForce) return '';
+  const text =
+    changed === 'free'
+      ? 'Your subscription is cancelled: the account is on the free plan from now on.'
+      : `Done: your plan is now ${changed} (${formatCount(quotas[changed])} images / month), for your API key at once.`;
+  return `<p id="changed" class="status ok" role="status">${escapeHtml(text)}</p>`;
+}
+
 export function renderLocalPortalPage(
   token: string,
   view: LocalPortalView,
   quotas: Record<Tier, number>,
+  changed?: Tier,
 ): string {
   const action = `/dev/billing/portal/${encodeURIComponent(token)}/tier`;
-  const button = (tier: Tier, label: string) =>
-    `<form method="post" action="${action}"><input type="hidden" name="tier" value="${tier}"><button type="submit">${label}</button></form>`;
+  const form = (tier: Tier, button: string, confirm = '') =>
+    `<form method="post" action="${action}"${confirm ? ` data-confirm="${escapeHtml(confirm)}"` : ''}><input type="hidden" name="tier" value="${tier}">${button}</form>`;
   const changes = PAID.filter((tier) => tier !== view.tier).map((tier) =>
-    button(
+    form(
       tier,
-      `${RANK[tier] > RANK[view.tier] ? 'Upgrade' : 'Downgrade'} to ${tier} (${formatCount(quotas[tier])} images / month)`,
+      `<button type="submit" class="secondary">${RANK[tier] > RANK[view.tier] ? 'Upgrade' : 'Downgrade'} to ${tier} (${formatCount(quotas[tier])} images / month)</button>`,
     ),
   );
-  if (view.tier !== 'free') changes.push(button('free', 'Cancel subscription'));
+  const cancel =
+    view.tier === 'free'
+      ? ''
+      : `<section class="panel"><h2>Cancel</h2>
+<p>Cancelling ends the ${view.tier} plan now; the account and its API key stay, on the free plan (${formatCount(quotas.free)} images / month).</p>
+${form('free', '<button type="submit" class="danger">Cancel subscription</button>', `Cancel the ${view.tier} subscription? The account goes back to the free plan (${formatCount(quotas.free)} images / month) at once.`)}
+</section>`;
   return devPage(
     'Customer portal',
     `<h1>Customer portal</h1>
 <p class="note">Local test payment provider: no money moves.</p>
+${changeMessage(changed, view.tier, quotas)}
+<section class="panel">
 <p>Account: ${escapeHtml(view.email)}</p>
-<p>Current tier: <strong id="tier">${escapeHtml(view.tier)}</strong> (${formatCount(quotas[view.tier])} images / month)</p>
-${changes.join('\n')}`,
+<p>Current plan: <strong id="tier">${escapeHtml(view.tier)}</strong> (${formatCount(quotas[view.tier])} images / month)</p>
+<h2>${view.tier === 'free' ? 'Subscribe' : 'Change plan'}</h2>
+<div class="actions">
+${changes.join('\n')}
+</div>
+</section>
+${cancel}
+<p><a class="button" href="/account" id="back">Back to your account</a></p>`,
+    ['portal.js'],
   );
 }

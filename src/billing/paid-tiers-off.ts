@@ -24,6 +24,10 @@ export class PaidTiersOff implements PaymentProvider {
     return Promise.reject(paidTiersOff());
   }
 
+  cancelSubscription(): Promise<SubscriptionState | undefined> {
+    return Promise.reject(paidTiersOff());
+  }
+
   createPortal(): Promise<{ url: string }> {
     return Promise.reject(paidTiersOff());
   }

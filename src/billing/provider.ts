@@ -30,6 +30,8 @@ export interface SubscriptionState {
   status: string;
   /** Tier of the subscription's price; undefined when the price is not one of the configured ones. */
   priceTier: PaidTier | undefined;
+  /** Provider time (seconds) it started; undefined when unknown. */
+  started: number | undefined;
 }
 
 /** A verified provider notification, reduced to what changes an account. */
@@ -53,6 +55,8 @@ export type BillingEvent =
       subscriptionId: string;
       customerId: string;
       email: string | undefined;
+      /** Provider time (seconds) the subscription started, as the event carries it. */
+      started: number | undefined;
       deleted: boolean;
     }
   | { kind: 'ignored'; id: string; type: string; created: number };
@@ -69,6 +73,11 @@ export interface PaymentProvider {
   retrieveCheckout(sessionId: string): Promise<CheckoutSessionState | undefined>;
   /** Undefined when the provider knows no such subscription. */
   retrieveSubscription(subscriptionId: string): Promise<SubscriptionState | undefined>;
+  /**
+   * Cancels a subscription at once (proration as the provider does it by default); returns its state after,
+   * or undefined when the provider knows no such subscription or it had already ended.
+   */
+  cancelSubscription(subscriptionId: string): Promise<SubscriptionState | undefined>;
   createPortal(customerId: string, returnUrl: string): Promise<{ url: string }>;
   /** What each paid tier costs, for the pricing page; never throws (a price it cannot read is left out). */
   displayPrices(): Promise<DisplayPrices>;

@@ -22,8 +22,16 @@ interface SubscriptionLike {
   id: string;
   customer: Expandable;
   status: string;
+  created?: number;
+  start_date?: number;
   metadata?: Record<string, string> | null;
   items?: { data?: { price?: { id?: string | null } | null }[] };
+}
+
+/** When the subscription started: Stripe's start_date (backdated starts included), else its creation time. */
+function startedAt(sub: SubscriptionLike): number | undefined {
+  const started = sub.start_date ?? sub.created;
+  return typeof started === 'number' ? started : undefined;
 }
 
 export function subscriptionState(sub: SubscriptionLike, prices: PriceTable): SubscriptionState {
@@ -33,6 +41,7 @@ export function subscriptionState(sub: SubscriptionLike, prices: PriceTable): Su
     email: sub.metadata?.[EMAIL_METADATA_KEY] || undefined,
     status: sub.status,
     priceTier: tierForPriceId(prices, sub.items?.data?.[0]?.price?.id),
+    started: startedAt(sub),
   };
 }
 
@@ -120,6 +129,7 @@ function toBillingEvent(event: RawEvent): BillingEvent {
       subscriptionId: sub.id,
       customerId: idOf(sub.customer) ?? '',
       email: sub.metadata?.[EMAIL_METADATA_KEY] || undefined,
+      started: startedAt(sub),
       deleted: event.type === 'customer.subscription.deleted',
     };
   }

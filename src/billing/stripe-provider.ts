@@ -147,6 +147,18 @@ export class StripeProvider implements PaymentProvider {
     });
   }
 
+  /** Stripe answers "no such subscription" for one that already ended: that reads as undefined. */
+  async cancelSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
+    return call('cancel the previous subscription', async () => {
+      try {
+        return subscriptionState(await this.stripe.subscriptions.cancel(subscriptionId), this.prices);
+      } catch (err) {
+        if (isMissing(err)) return undefined;
+        throw err;
+      }
+    });
+  }
+
   async createPortal(customerId: string, returnUrl: string): Promise<{ url: string }> {
     return call('open the customer portal', async () => {
       const session = await this.stripe.billingPortal.sessions.create({

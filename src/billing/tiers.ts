@@ -32,6 +32,50 @@ export function tierForSubscription(status: string, priceTier: PaidTier | undefi
   return priceTier;
 }
 
+/** What the choice of the subscription in force needs to know of each subscription an account holds. */
+export interface HeldSubscription {
+  id: string;
+  status: string;
+  /** Paid tier of its price; null when the price was never one of the configured ones. */
+  tier: string | null;
+  /** Provider time (seconds) it started. */
+  started_at: number;
+}
+
+/** Later start first; the same second is settled by id, so every instance picks the same one. */
+function startedLater(a: HeldSubscription, b: HeldSubscription): boolean {
+  return a.started_at !== b.started_at ? a.started_at > b.started_at : a.id > b.id;
+}
+
+/**
+ * The subscription whose tier the account has: of the paying ones with a known tier, the one started last.
+ * Undefined when none pays (the account is free).
+ */
+export function subscriptionInForce<T extends HeldSubscription>(subs: readonly T[]): T | undefined {
+  let inForce: T | undefined;
+  for (const sub of subs) {
+    if (!PAYING_STATUSES.includes(sub.status) || sub.tier === null) continue;
+    if (!inForce || startedLater(sub, inForce)) inForce = sub;
+  }
+  return inForce;
+}
+
+/**
+ * The subscriptions a paid checkout's subscription `current` replaces: every other paying one that started no
+ * later (one started after it, made elsewhere, is not this checkout's to end). `started` undefined: all others.
+ */
+export function replacedSubscriptions<T extends HeldSubscription>(
+  subs: readonly T[],
+  current: { id: string; started: number | undefined },
+): T[] {
+  return subs.filter(
+    (sub) =>
+      sub.id !== current.id &&
+      PAYING_STATUSES.includes(sub.status) &&
+      (current.started === undefined || sub.started_at <= current.started),
+  );
+}
+
 /** Display prices of the local provider, in cents per month: no money moves, but the page shows one. */
 export const LOCAL_PRICES_CENTS: Record<PaidTier, number> = { starter: 900, growth: 2900, scale: 9900 };
 

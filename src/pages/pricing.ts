@@ -23,6 +23,16 @@ function paidCard(tier: PaidTier, view: PricingView): string {
 <button type="submit" name="tier" value="${tier}" data-checkout>Buy ${tier}</button></div>`;
 }
 
+/** Shown by /assets/pricing-plan.js when the key kept in this tab belongs to a paid plan. */
+const CURRENT_PLAN = `<section class="panel" id="current-plan" hidden>
+<h2>You are on the <span id="current-plan-tier"></span> plan</h2>
+<p>Account: <span id="current-plan-email"></span>. The usual way to change plan is the customer portal: the change
+applies at once. Buying another plan below also works: it <strong>replaces</strong> the current
+plan, which is then cancelled, so you never pay for two.</p>
+<div class="row"><button type="button" id="current-plan-portal">Change plan in the customer portal</button></div>
+<p id="current-plan-status" class="status" role="status"></p>
+</section>`;
+
 export function renderPricingPage(view: PricingView): string {
   const free = `<div class="tier" id="tier-free"><h2>free</h2>
 <div class="price">$0</div>
@@ -37,6 +47,7 @@ export function renderPricingPage(view: PricingView): string {
     `<h1>Plans and pricing</h1>
 <p>One API key, one monthly quota of images (resize, convert, compress, strip). Quotas reset on the 1st of each
 month (UTC). ${view.paidTiers ? 'Change or cancel a paid plan at any time from your <a href="/account">account page</a>.' : ''}</p>
+${view.paidTiers ? CURRENT_PLAN : ''}
 <form id="buy"${view.paidTiers ? ' method="post" action="/v1/billing/checkout"' : ''}>
 <label for="email">Your e-mail</label>
 <input id="email" type="email" name="email" required autocomplete="email" placeholder="you@example.com">
@@ -61,6 +72,6 @@ is sent as a single-use link to the e-mail above.</p>
 <p>Next: try images in the <a href="/">playground</a>, read the <a href="/docs">API docs</a>, or see your usage on
 your <a href="/account">account page</a>.</p>
 <noscript><p class="warning">Without JavaScript the free signup and recovery forms cannot send; buying works.</p></noscript>`,
-    { current: '/pricing', scripts: ['pricing.js'] },
+    { current: '/pricing', scripts: ['pricing.js', 'pricing-plan.js'] },
   );
 }

@@ -1,4 +1,4 @@
-// Billing state of accounts: provider events recorded once, checkout claims, and the subscription columns.
+// Billing state of accounts: provider events recorded once, checkout claims, the provider customer link.
 import type { Account } from './accounts.ts';
 import type { Db } from './schema.ts';
 
@@ -48,39 +48,4 @@ export async function linkBillingCustomer(db: Db, accountId: string, customerId:
     .where('id', '=', accountId)
     .where('billing_customer_id', 'is', null)
     .execute();
-}
-
-export interface SubscriptionColumns {
-  tier: string;
-  customerId: string | null;
-  subscriptionId: string;
-  status: string;
-  /** Provider time (seconds) of the state; a row holding a later stamp is left alone. */
-  stamp: number;
-}
-
-/**
- * Writes a subscription state unless the account already holds a newer one: one conditional UPDATE, so
- * two deliveries racing cannot let the older state win. Returns whether the row was written.
- */
-export async function writeSubscriptionState(
-  db: Db,
-  accountId: string,
-  state: SubscriptionColumns,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('accounts')
-    .set({
-      tier: state.tier,
-      billing_customer_id: state.customerId,
-      subscription_id: state.subscriptionId,
-      subscription_status: state.status,
-      subscription_updated_at: state.stamp,
-    })
-    .where('id', '=', accountId)
-    .where((eb) =>
-      eb.or([eb('subscription_updated_at', 'is', null), eb('subscription_updated_at', '<=', state.stamp)]),
-    )
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
 }

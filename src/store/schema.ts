@@ -105,6 +105,20 @@ export interface BillingEventTable {
   received_at: string;
 }
 
+/** A provider subscription of an account; the account's tier is that of its paying one started last. */
+export interface SubscriptionTable {
+  id: string;
+  account_id: string;
+  customer_id: string | null;
+  /** Paid tier of its price; null when the price was never one of the configured ones. */
+  tier: string | null;
+  status: string;
+  /** Provider time (seconds) the subscription started. */
+  started_at: number;
+  /** Provider time (seconds) of the state written last; an older state never overwrites it. */
+  updated_at: number;
+}
+
 export interface CheckoutClaimTable {
   session_id: string;
   account_id: string;
@@ -155,6 +169,7 @@ export interface Database {
   rate_limits: RateLimitTable;
   billing_events: BillingEventTable;
   checkout_claims: CheckoutClaimTable;
+  subscriptions: SubscriptionTable;
   local_customers: LocalCustomerTable;
   local_checkout_sessions: LocalCheckoutSessionTable;
   local_subscriptions: LocalSubscriptionTable;

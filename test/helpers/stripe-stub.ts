@@ -1,5 +1,6 @@
 // A Stripe-compatible HTTP stub for the real SDK: customers (create, list, search), checkout sessions (create,
-// retrieve), billing portal sessions, subscriptions (retrieve); plus controls the tests use to play Stripe's part.
+// retrieve), billing portal sessions, subscriptions (retrieve, cancel); plus controls the tests use to play
+// Stripe's part.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -47,8 +48,12 @@ export interface StripeStub {
   requests: string[];
   /** When set, every API call answers 500 api_error. */
   failing: boolean;
+  /** When set, cancelling a subscription answers 500 api_error (every other call works). */
+  failingCancels: boolean;
   /** Plays the customer paying at the hosted page: an active subscription on the session's price. */
   completeSession(sessionId: string): { session: Obj; subscription: StubSubscription };
+  /** A subscription made outside this service (Stripe's dashboard), active on `price`, started at `started`. */
+  createSubscription(customer: string, price: string, started?: number): StubSubscription;
   /** Changes a subscription (price and/or status) as the portal would. */
   updateSubscription(id: string, change: { price?: string; status?: string }): StubSubscription;
   close(): Promise<void>;
@@ -73,6 +78,20 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startStripeStub(): Promise<StripeStub> {
   const idempotent = new Map<string, Obj>();
+  const newSubscription = (customer: string, price: string, started: number): StubSubscription => {
+    const subscription: StubSubscription = {
+      id: newId('sub'),
+      object: 'subscription',
+      customer,
+      status: 'active',
+      created: started,
+      start_date: started,
+      metadata: {},
+      items: { object: 'list', data: [{ id: newId('si'), price: { id: price } }] },
+    };
+    stub.subscriptions.set(subscription.id, subscription);
+    return subscription;
+  };
   const stub: StripeStub = {
     url: '',
     customers: [],
@@ -80,23 +99,19 @@ export async function startStripeStub(): Promise<StripeStub> {
     subscriptions: new Map(),
     requests: [],
     failing: false,
+    failingCancels: false,
     completeSession(sessionId) {
       const session = stub.sessions.get(sessionId);
       if (!session) throw new Error(`stub: no session ${sessionId}`);
       const lineItems = session.line_items as { price: string }[];
       const subData = (session.subscription_data ?? {}) as { metadata?: Record<string, string> };
-      const subscription: StubSubscription = {
-        id: newId('sub'),
-        object: 'subscription',
-        customer: session.customer as string,
-        status: 'active',
-        created: now(),
-        metadata: subData.metadata ?? {},
-        items: { object: 'list', data: [{ id: newId('si'), price: { id: lineItems[0]!.price } }] },
-      };
-      stub.subscriptions.set(subscription.id, subscription);
+      const subscription = newSubscription(session.customer as string, lineItems[0]!.price, now());
+      subscription.metadata = subData.metadata ?? {};
       Object.assign(session, { status: 'complete', payment_status: 'paid', subscription: subscription.id });
       return { session, subscription };
+    },
+    createSubscription(customer, price, started = now()) {
+      return newSubscription(customer, price, started);
     },
     updateSubscription(id, change) {
       const sub = stub.subscriptions.get(id);
@@ -189,6 +204,14 @@ export async function startStripeStub(): Promise<StripeStub> {
     if (req.method === 'GET' && (match = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname))) {
       const sub = stub.subscriptions.get(decodeURIComponent(match[1]!));
       return sub ? send(res, 200, sub) : missing(res, 'subscription', match[1]!);
+    }
+    if (req.method === 'DELETE' && (match = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname))) {
+      // Like Stripe: cancelling ends the subscription at once; one already canceled is "no such subscription".
+      if (stub.failingCancels) return send(res, 500, { error: { type: 'api_error', message: 'stub fails' } });
+      const sub = stub.subscriptions.get(decodeURIComponent(match[1]!));
+      if (!sub || sub.status === 'canceled') return missing(res, 'subscription', match[1]!);
+      Object.assign(sub, { status: 'canceled', canceled_at: now(), ended_at: now() });
+      return send(res, 200, sub);
     }
     return send(res, 404, { error: { type: 'invalid_request_error', message: `stub: no route ${route}` } });
   };

@@ -13,6 +13,20 @@ function assertSelfContained(html: string) {
   assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//i, 'pages load nothing from another origin');
 }
 
+/** Path of a portal session of a fresh starter subscriber. */
+async function localPortalPath(h: Awaited<ReturnType<typeof billingHarness>>, email: string) {
+  const { sessionId } = await h.checkout('starter', email);
+  await h.pay(sessionId);
+  const key = (await h.app.inject({ method: 'GET', url: `/v1/billing/session/${sessionId}/key` })).json()
+    .apiKey;
+  const portal = await h.app.inject({
+    method: 'POST',
+    url: '/v1/billing/portal',
+    headers: { authorization: `Bearer ${key}` },
+  });
+  return new URL(portal.json().url as string).pathname;
+}
+
 test('local provider: checkout → pay → key once → null → portal → upgrade → cancel, over HTTP', async (t) => {
   const h = await billingHarness(t, 'local');
   const { app } = h;
@@ -59,7 +73,7 @@ test('local provider: checkout → pay → key once → null → portal → upgr
   const portalPath = new URL(portalUrl).pathname;
   const portalPage = await app.inject({ method: 'GET', url: portalPath });
   assert.equal(portalPage.statusCode, 200);
-  assert.match(portalPage.body, /Current tier: <strong id="tier">starter/);
+  assert.match(portalPage.body, /Current plan: <strong id="tier">starter/);
   assert.match(portalPage.body, /Upgrade to growth/);
   assert.match(portalPage.body, /Upgrade to scale/);
   assert.match(portalPage.body, /name="tier" value="free"/);
@@ -73,7 +87,7 @@ test('local provider: checkout → pay → key once → null → portal → upgr
     payload: 'tier=growth',
   });
   assert.equal(upgrade.statusCode, 303);
-  assert.equal(upgrade.headers.location, portalPath);
+  assert.equal(upgrade.headers.location, `${portalPath}?changed=growth`);
   assert.equal((await postImage(h, key)).headers['x-service-quota-limit'], '25000');
   assert.match((await app.inject({ method: 'GET', url: portalPath })).body, /Downgrade to starter/);
 
@@ -90,6 +104,61 @@ test('local provider: checkout → pay → key once → null → portal → upgr
   // After a cancel, the portal can subscribe again.
   await app.inject({ method: 'POST', url: `${portalPath}/tier`, headers: FORM, payload: 'tier=scale' });
   assert.equal((await postImage(h, key)).headers['x-service-quota-limit'], '100000');
+});
+
+test('local portal: Cancel is a danger button behind a confirmation, apart from the plan changes', async (t) => {
+  const h = await billingHarness(t, 'local');
+  const path = await localPortalPath(h, 'danger@example.com');
+  const page = (await h.app.inject({ method: 'GET', url: path })).body;
+  assert.match(
+    page,
+    /<form method="post" action="[^"]+\/tier" data-confirm="Cancel the starter subscription\?[^"]*"><input type="hidden" name="tier" value="free"><button type="submit" class="danger">Cancel subscription<\/button><\/form>/,
+  );
+  assert.match(page, /<script src="\/assets\/portal\.js" type="module"><\/script>/);
+  const script = await h.app.inject({ method: 'GET', url: '/assets/portal.js' });
+  assert.equal(script.statusCode, 200);
+  assert.match(script.body, /window\.confirm\(form\.dataset\.confirm\)/);
+  assert.doesNotMatch(page, /class="danger">(Upgrade|Downgrade)/);
+});
+
+test('local portal: after a change the page says what changed; a plain visit says nothing', async (t) => {
+  const h = await billingHarness(t, 'local');
+  const path = await localPortalPath(h, 'message@example.com');
+  assert.doesNotMatch((await h.app.inject({ method: 'GET', url: path })).body, /id="changed"/);
+  const upgrade = await h.app.inject({
+    method: 'POST',
+    url: `${path}/tier`,
+    headers: FORM,
+    payload: 'tier=scale',
+  });
+  const after = await h.app.inject({ method: 'GET', url: upgrade.headers.location as string });
+  assert.match(after.body, /id="changed"[^>]*>Done: your plan is now scale \(100,000 images \/ month\)/);
+  assert.match(after.body, /Current plan: <strong id="tier">scale/);
+  const cancel = await h.app.inject({
+    method: 'POST',
+    url: `${path}/tier`,
+    headers: FORM,
+    payload: 'tier=free',
+  });
+  const cancelled = await h.app.inject({ method: 'GET', url: cancel.headers.location as string });
+  assert.match(
+    cancelled.body,
+    /id="changed"[^>]*>Your subscription is cancelled: the account is on the free plan/,
+  );
+  for (const changed of ['<script>', 'scale']) {
+    const other = await h.app.inject({
+      method: 'GET',
+      url: `${path}?changed=${encodeURIComponent(changed)}`,
+    });
+    assert.doesNotMatch(other.body, /id="changed"/, `?changed=${changed} on a free plan says nothing`);
+  }
+});
+
+test('local portal: the page links back to /account', async (t) => {
+  const h = await billingHarness(t, 'local');
+  const page = (await h.app.inject({ method: 'GET', url: await localPortalPath(h, 'back@example.com') }))
+    .body;
+  assert.match(page, /<a class="button" href="\/account" id="back">Back to your account<\/a>/);
 });
 
 test('local provider: paying twice pays once and the key is still issued once', async (t) => {

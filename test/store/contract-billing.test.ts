@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { claimSessionKey } from '../../src/billing/checkout.ts';
-import { applyBillingEvent } from '../../src/billing/events.ts';
+import { applyBillingEvent, applySubscriptionState } from '../../src/billing/events.ts';
 import type { LocalProvider } from '../../src/billing/local-provider.ts';
 import type { BillingEvent } from '../../src/billing/provider.ts';
 import type { AppContext } from '../../src/context.ts';
@@ -16,8 +16,13 @@ import {
   isEventRecorded,
   linkBillingCustomer,
   recordEventOnce,
-  writeSubscriptionState,
 } from '../../src/store/billing.ts';
+import {
+  listAccountSubscriptions,
+  lockAccountForBilling,
+  writeAccountTier,
+  writeSubscription,
+} from '../../src/store/subscriptions.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
 
 /** A paid local checkout of `email` on instance `ctx`: its session id and subscription. */
@@ -68,25 +73,102 @@ describeStoreContract('billing', (stores) => {
     await assert.rejects(linkBillingCustomer(stores.b.db, second.id, customerId));
   });
 
-  test('subscription state: racing writes keep the newest stamp, never an older one', async () => {
+  test('subscriptions: racing writes of one subscription keep the newest stamp, never an older one', async () => {
     const account = await newAccount();
     const tiers = ['starter', 'growth', 'scale'];
     const written = await race(stores, (s, i) =>
-      writeSubscriptionState(s.db, account.id, {
-        tier: tiers[i % 3] as string,
+      writeSubscription(s.db, {
+        id: `sub_${account.id}`,
+        accountId: account.id,
         customerId: null,
-        subscriptionId: `sub_${i}`,
+        tier: tiers[i % 3] as string,
         status: 'active',
+        startedAt: 1_600_000_000,
         stamp: 1_700_000_000 + i,
       }),
     );
     assert.ok(written.some(Boolean));
-    const row = await findAccountById(stores.b.db, account.id);
-    assert.equal(row?.subscription_updated_at, 1_700_000_000 + RACERS - 1);
-    assert.equal(row?.subscription_id, `sub_${RACERS - 1}`);
+    const [row] = await listAccountSubscriptions(stores.b.db, account.id);
+    assert.equal(row?.updated_at, 1_700_000_000 + RACERS - 1);
     assert.equal(row?.tier, tiers[(RACERS - 1) % 3]);
-    const stale = { tier: 'free', customerId: null, subscriptionId: 'sub_old', status: 'canceled', stamp: 1 };
-    assert.equal(await writeSubscriptionState(stores.a.db, account.id, stale), false);
+    const stale = {
+      id: `sub_${account.id}`,
+      accountId: account.id,
+      customerId: null,
+      tier: null,
+      status: 'canceled',
+      startedAt: undefined,
+      stamp: 1,
+    };
+    assert.equal(await writeSubscription(stores.a.db, stale), false);
+    assert.equal((await listAccountSubscriptions(stores.a.db, account.id))[0]?.status, 'active');
+  });
+
+  test('subscriptions: writeAccountTier sets the tier, names its subscription, and links a customer only when given', async () => {
+    const account = await newAccount();
+    const sub = {
+      id: `sub_${account.id}`,
+      accountId: account.id,
+      customerId: 'cus_tier',
+      tier: 'scale',
+      status: 'active',
+      startedAt: 1_000,
+      stamp: 2_000,
+    };
+    await writeSubscription(stores.a.db, sub);
+    const [row] = await listAccountSubscriptions(stores.b.db, account.id);
+    await writeAccountTier(stores.b.db, account.id, {
+      tier: 'scale',
+      subscription: row,
+      customerId: 'cus_tier',
+    });
+    let stored = await findAccountById(stores.a.db, account.id);
+    assert.equal(stored?.tier, 'scale');
+    assert.equal(stored?.subscription_id, sub.id);
+    assert.equal(stored?.subscription_status, 'active');
+    assert.equal(stored?.subscription_updated_at, 2_000);
+    assert.equal(stored?.billing_customer_id, 'cus_tier');
+    await writeAccountTier(stores.a.db, account.id, {
+      tier: 'free',
+      subscription: undefined,
+      customerId: null,
+    });
+    stored = await findAccountById(stores.b.db, account.id);
+    assert.equal(stored?.tier, 'free');
+    assert.equal(stored?.subscription_id, null);
+    assert.equal(stored?.billing_customer_id, 'cus_tier', 'no customer given: the linked one stays');
+  });
+
+  test('subscriptions: subscriptions of one account applied at once on two instances settle on the one started last', async () => {
+    const account = await newAccount();
+    const tiers = ['starter', 'growth', 'scale'] as const;
+    await raceContexts(stores, (ctx, i) =>
+      ctx.store.db.transaction().execute((trx) =>
+        applySubscriptionState(
+          trx,
+          ctx.log,
+          account,
+          {
+            id: `sub_${i}_${account.id}`,
+            customerId: '',
+            email: undefined,
+            status: 'active',
+            priceTier: tiers[i % 3],
+            started: 1_000 + i,
+          },
+          5_000,
+        ),
+      ),
+    );
+    const row = await findAccountById(stores.b.db, account.id);
+    assert.equal(row?.subscription_id, `sub_${RACERS - 1}_${account.id}`);
+    assert.equal(row?.tier, tiers[(RACERS - 1) % 3]);
+  });
+
+  test('subscriptions: the account lock changes nothing on the account row', async () => {
+    const account = await newAccount();
+    await stores.a.db.transaction().execute((trx) => lockAccountForBilling(trx, account.id));
+    assert.deepEqual(await findAccountById(stores.b.db, account.id), account);
   });
 
   test('session key: concurrent claimSessionKey of one paid session on two instances issues exactly one key', async () => {
@@ -114,6 +196,7 @@ describeStoreContract('billing', (stores) => {
       subscriptionId,
       customerId,
       email,
+      started: undefined,
       deleted: false,
     };
     const outcomes = await raceContexts(stores, (ctx) => applyBillingEvent(billingDeps(ctx), event));

@@ -1,10 +1,17 @@
 // Two `imgpipe migrate` processes on one empty database at once: both succeed, the schema is made once.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../../src/store/db.ts';
+import { Migrator } from 'kysely';
+import { migrateStore, openStore, type Store } from '../../src/store/db.ts';
 import { runCli } from '../helpers/processes.ts';
-import { createTestDatabase, DIALECTS, openTestStore, skipReason } from '../helpers/store-dialects.ts';
-import { MIGRATION_NAMES } from '../../src/store/migrations/index.ts';
+import {
+  createTestDatabase,
+  DIALECTS,
+  openTestStore,
+  skipReason,
+  TEST_STORE_OPTIONS,
+} from '../helpers/store-dialects.ts';
+import { migrationProvider, MIGRATION_NAMES } from '../../src/store/migrations/index.ts';
 
 for (const dialect of DIALECTS) {
   describe(`migrations: ${dialect}`, { skip: skipReason(dialect) }, () => {
@@ -63,3 +70,45 @@ describe('migrations: postgres schemas', { skip: skipReason('postgres') }, () =>
     assert.deepEqual(await secondStore.db.selectFrom('accounts').select('id').execute(), []);
   });
 });
+
+for (const dialect of DIALECTS) {
+  describe(`migration 006-subscriptions: ${dialect}`, { skip: skipReason(dialect) }, () => {
+    test('the one subscription an account held before 006 becomes its row in subscriptions', async (t) => {
+      const database = await createTestDatabase(dialect);
+      t.after(() => database.drop());
+      const store = openStore(database.url, TEST_STORE_OPTIONS);
+      t.after(() => store.close());
+      const before = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
+        '004-mail-outbox-daily-usage',
+      );
+      assert.equal(before.error, undefined);
+      const account = (id: string, subscription: [string, string, number] | null) => ({
+        id,
+        email: `${id}@example.com`,
+        email_key: `${id}@example.com`,
+        tier: subscription ? 'growth' : 'free',
+        billing_customer_id: subscription ? `cus_${id}` : null,
+        subscription_id: subscription?.[0] ?? null,
+        subscription_status: subscription?.[1] ?? null,
+        subscription_updated_at: subscription?.[2] ?? null,
+        created_at: new Date().toISOString(),
+      });
+      await store.db
+        .insertInto('accounts')
+        .values([account('paying', ['sub_paying', 'active', 1_700_000_000]), account('never', null)])
+        .execute();
+      await migrateStore(store.db);
+      assert.deepEqual(await store.db.selectFrom('subscriptions').selectAll().execute(), [
+        {
+          id: 'sub_paying',
+          account_id: 'paying',
+          customer_id: 'cus_paying',
+          tier: 'growth',
+          status: 'active',
+          started_at: 1_700_000_000,
+          updated_at: 1_700_000_000,
+        },
+      ]);
+    });
+  });
+}

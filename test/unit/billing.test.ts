@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { parseCheckoutRequest } from '../../src/http/schemas.ts';
 import { escapeHtml } from '../../src/pages/layout.ts';
 import { stripeConnectionOptions } from '../../src/billing/stripe-provider.ts';
-import { isPaidTier, tierForPriceId, tierForSubscription } from '../../src/billing/tiers.ts';
+import {
+  isPaidTier,
+  replacedSubscriptions,
+  subscriptionInForce,
+  tierForPriceId,
+  tierForSubscription,
+} from '../../src/billing/tiers.ts';
 import { ApiError } from '../../src/errors.ts';
 
 const prices = { starter: 'price_s', growth: 'price_g', scale: 'price_x' };
@@ -95,4 +101,55 @@ test('stripeConnectionOptions: STRIPE_API_BASE becomes host, port and protocol',
 
 test('escapeHtml: the five HTML specials are escaped', () => {
   assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+});
+
+const held = (id: string, tier: string | null, status: string, started_at: number) => ({
+  id,
+  tier,
+  status,
+  started_at,
+});
+
+test('subscriptionInForce: of the paying subscriptions with a known tier, the one started last', () => {
+  const old = held('sub_a', 'starter', 'active', 100);
+  const newer = held('sub_b', 'scale', 'past_due', 200);
+  assert.equal(subscriptionInForce([newer, old]), newer);
+  assert.equal(subscriptionInForce([old, newer]), newer, 'the order of the list does not matter');
+  assert.equal(
+    subscriptionInForce([old, held('sub_c', 'scale', 'canceled', 300)]),
+    old,
+    'an ended one is not',
+  );
+  assert.equal(
+    subscriptionInForce([old, held('sub_d', null, 'active', 300)]),
+    old,
+    'an unknown price is not',
+  );
+  assert.equal(subscriptionInForce([held('sub_e', 'growth', 'unpaid', 1)]), undefined, 'none pays: free');
+  assert.equal(subscriptionInForce([]), undefined);
+});
+
+test('subscriptionInForce: two started in the same second are settled by id, whatever the order', () => {
+  const a = held('sub_a', 'starter', 'active', 100);
+  const b = held('sub_b', 'growth', 'active', 100);
+  assert.equal(subscriptionInForce([a, b]), b);
+  assert.equal(subscriptionInForce([b, a]), b);
+});
+
+test('replacedSubscriptions: the other paying subscriptions that started no later than the new one', () => {
+  const subs = [
+    held('sub_new', 'scale', 'active', 200),
+    held('sub_old', 'starter', 'active', 100),
+    held('sub_same_second', 'growth', 'trialing', 200),
+    held('sub_ended', 'growth', 'canceled', 50),
+    held('sub_later', 'growth', 'active', 300),
+  ];
+  assert.deepEqual(
+    replacedSubscriptions(subs, { id: 'sub_new', started: 200 }).map((sub) => sub.id),
+    ['sub_old', 'sub_same_second'],
+  );
+  assert.deepEqual(
+    replacedSubscriptions(subs, { id: 'sub_new', started: undefined }).map((sub) => sub.id),
+    ['sub_old', 'sub_same_second', 'sub_later'],
+  );
 });

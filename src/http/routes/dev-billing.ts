@@ -12,6 +12,10 @@ import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billi
 
 type IdParams = { Params: { id: string } };
 type TokenParams = { Params: { token: string } };
+type PortalParams = TokenParams & { Querystring: { changed?: string } };
+
+const asTier = (value: unknown): Tier | undefined =>
+  typeof value === 'string' && TIERS.includes(value as Tier) ? (value as Tier) : undefined;
 
 export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const provider = ctx.billing;
@@ -23,6 +27,7 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
   const deliver = async (events: SignedEvent[]) => {
     for (const event of events) await receiveProviderEvent(deps, event.payload, event.signature);
   };
+  provider.deliverEventsTo((event) => deliver([event]));
 
   app.get<IdParams>('/dev/billing/checkout/:id', async (request, reply) => {
     const view = await provider.describeCheckout(request.params.id);
@@ -36,21 +41,21 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
     return reply.redirect(`/v1/billing/session/${encodeURIComponent(id)}/key`, 303);
   });
 
-  app.get<TokenParams>('/dev/billing/portal/:token', async (request, reply) => {
+  app.get<PortalParams>('/dev/billing/portal/:token', async (request, reply) => {
     const view = await provider.describePortal(request.params.token);
     if (!view) throw portalSessionNotFound();
+    const changed = asTier(request.query.changed);
     return reply
       .type('text/html; charset=utf-8')
-      .send(renderLocalPortalPage(request.params.token, view, ctx.config.quotas));
+      .send(renderLocalPortalPage(request.params.token, view, ctx.config.quotas, changed));
   });
 
   app.post<TokenParams>('/dev/billing/portal/:token/tier', async (request, reply) => {
-    const tier = (request.body as { tier?: unknown } | undefined)?.tier;
-    if (typeof tier !== 'string' || !TIERS.includes(tier as Tier)) {
-      throw invalidTier([...PAID_TIERS, 'free']);
-    }
+    const tier = asTier((request.body as { tier?: unknown } | undefined)?.tier);
+    if (!tier) throw invalidTier([...PAID_TIERS, 'free']);
     const { token } = request.params;
-    await deliver(await provider.changeTier(token, tier as Tier));
-    return reply.redirect(`/dev/billing/portal/${encodeURIComponent(token)}`, 303);
+    await deliver(await provider.changeTier(token, tier));
+    // The page then says what changed (Post/Redirect/Get: a reload repeats nothing).
+    return reply.redirect(`/dev/billing/portal/${encodeURIComponent(token)}?changed=${tier}`, 303);
   });
 }

@@ -36,6 +36,8 @@ const FILES = {
 /** The stylesheet and scripts of the pages under src/pages (they run under the default CSP: scripts from here). */
 const ASSETS = {
   'site.css': 'text/css; charset=utf-8',
+  'portal.js': 'text/javascript; charset=utf-8',
+  'pricing-plan.js': 'text/javascript; charset=utf-8',
   'pricing.js': 'text/javascript; charset=utf-8',
   'account.js': 'text/javascript; charset=utf-8',
   'session-key.js': 'text/javascript; charset=utf-8',
