@@ -115,7 +115,7 @@ export const PAID_TIERS: readonly Tier[] = ['starter', 'growth', 'scale'];
 export interface Config {
   port: number;
   host: string;
-  /** PUBLIC_BASE_URL, else `http://localhost:<port>`; with PORT=0, set to the port listened on after listen. */
+  /** PUBLIC_BASE_URL, else the listen address (see localBaseUrl); with PORT=0, set to the port listened on after listen. */
   publicBaseUrl: string;
   /** True when PUBLIC_BASE_URL is unset, so the base follows the port actually listened on. */
   publicBaseUrlFromPort: boolean;
@@ -160,9 +160,14 @@ export interface Config {
   isProduction: boolean;
 }
 
-/** The base URL of an instance without PUBLIC_BASE_URL: this machine, on its port. */
-export function localBaseUrl(port: number): string {
-  return `http://localhost:${port}`;
+/**
+ * The base URL of an instance without PUBLIC_BASE_URL: the address it listens on (HOST, 127.0.0.1 by default),
+ * so the banner, links, mails and checkout returns name the very origin a user opens, never a second one
+ * (pages keep the key in the tab's sessionStorage, which is per origin). A wildcard HOST names 127.0.0.1.
+ */
+export function localBaseUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${name.includes(':') ? `[${name}]` : name}:${port}`;
 }
 
 export class ConfigError extends Error {
@@ -187,7 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: e.PORT,
     host: e.HOST,
-    publicBaseUrl: e.PUBLIC_BASE_URL ?? localBaseUrl(e.PORT),
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? localBaseUrl(e.HOST, e.PORT),
     publicBaseUrlFromPort: e.PUBLIC_BASE_URL === undefined,
     dataDir,
     databaseUrl: e.DATABASE_URL ?? `sqlite:${resolve(dataDir, 'imgpipe.db')}`,

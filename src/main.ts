@@ -40,7 +40,7 @@ export async function startServer(config: Config): Promise<RunningServer & { dev
   const started = { app, ctx };
   const { port } = app.server.address() as AddressInfo;
   // Links follow the port actually listened on (PORT=0 picks one) unless PUBLIC_BASE_URL says otherwise.
-  if (config.publicBaseUrlFromPort) config.publicBaseUrl = localBaseUrl(port);
+  if (config.publicBaseUrlFromPort) config.publicBaseUrl = localBaseUrl(config.host, port);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
