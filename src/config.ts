@@ -86,6 +86,7 @@ const envSchema = z.object({
     })
     .default(false),
   LOCAL_BILLING: z.enum(['on', 'off']).optional(),
+  DEV_MAIL_PAGE: z.enum(['on', 'off']).optional(),
   FETCH_ALLOW_CIDRS: cidrList.default([]),
   DEV_KEY: z
     .string()
@@ -142,6 +143,8 @@ export interface Config {
   /** The built-in local payment provider (no STRIPE_SECRET_KEY; LOCAL_BILLING, off in production). */
   localBilling: boolean;
   fetchAllowCidrs: string[];
+  /** GET /dev/mail, the dev outbox as a page (no SMTP_URL; DEV_MAIL_PAGE, off in production). */
+  devMailPage: boolean;
   devKey: string | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -216,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     localBilling:
       !e.STRIPE_SECRET_KEY && (e.LOCAL_BILLING ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
     fetchAllowCidrs: e.FETCH_ALLOW_CIDRS,
+    devMailPage: !e.SMTP_URL && (e.DEV_MAIL_PAGE ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
     devKey: e.DEV_KEY,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,

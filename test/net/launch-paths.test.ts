@@ -192,7 +192,13 @@ test('start-up prints one block a human can read: API, playground, docs, pricing
     await new Promise((r) => setTimeout(r, 50));
   }
   const out = launched.output();
-  for (const line of [`${base}/v1/image`, `${base}/`, `${base}/docs`, `${base}/pricing`]) {
+  for (const line of [
+    `${base}/v1/image`,
+    `${base}/`,
+    `${base}/docs`,
+    `${base}/pricing`,
+    `${base}/dev/mail`,
+  ]) {
     assert.ok(out.includes(line), line);
   }
   assert.match(out, /your key\s+imgp_[0-9A-Za-z]{32,}/);

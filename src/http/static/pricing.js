@@ -25,8 +25,12 @@ async function requestLink(path, input, status) {
   say(status, 'Sending…', '');
   try {
     const { res, data } = await postJson(path, { email: input.value.trim() });
-    if (res.status === 202) say(status, data.message, 'ok');
-    else say(status, errorText(res, data), 'error');
+    if (res.status === 202) {
+      say(status, data.message, 'ok');
+      // Development: where the mail is, since none is sent (the template is on the page only then).
+      const devMailHint = $('dev-mail-hint');
+      if (devMailHint) status.append(devMailHint.content.cloneNode(true));
+    } else say(status, errorText(res, data), 'error');
   } catch (err) {
     say(status, `The request failed: ${err.message}`, 'error');
   }
