@@ -1,4 +1,6 @@
 // owns: the verify page's button: one JSON request to this same address (it uses the link), then the key, once.
+import { explainError, RECOVER_LINK, sayWords } from './words.js';
+
 const $ = (id) => document.getElementById(id);
 const STORAGE_KEY = 'imgpipe.key';
 
@@ -19,13 +21,18 @@ async function useLink() {
     go.hidden = true;
     $('note').hidden = true;
     if (!res.ok) {
-      $('msg').className = 'status error';
-      $('msg').textContent = body.error ? body.error.message : `The request failed (HTTP ${res.status}).`;
+      sayWords($('msg'), explainError(res.status, body), 'error');
       $('failed-next').hidden = false;
       return;
     }
-    $('msg').className = 'status ok';
-    $('msg').textContent = body.message;
+    // A sign-up link of an address that already has a key issues none (the API's message names endpoints).
+    const words = body.apiKey
+      ? { text: body.message }
+      : {
+          text: 'This address already has an API key, so no new one was issued: keep using it. Lost it?',
+          link: RECOVER_LINK,
+        };
+    sayWords($('msg'), words, body.apiKey ? 'ok' : '');
     if (body.apiKey) {
       $('key').textContent = body.apiKey;
       sessionStorage.setItem(STORAGE_KEY, body.apiKey);
