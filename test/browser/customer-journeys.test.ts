@@ -279,4 +279,18 @@ test('customer pages speak plain words: a bad key, a free account’s subscripti
   }
   assert.match(await noApiPath('#buy-status'), /Try again in \d+ minutes\./);
   await j.shot('pricing-rate-limited');
+
+  // An account that already had a key buys a plan: the key page, and its reload, say the plan is on that key.
+  const checkout = await fetch(`${base}/v1/billing/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tier: 'starter', email: 'user@example.com' }),
+  });
+  await page.goto(((await checkout.json()) as { url: string }).url);
+  await page.click('button[type=submit]');
+  await page.locator('#message', { hasText: 'already has' }).waitFor();
+  await page.reload();
+  await page.locator('#message', { hasText: 'already has' }).waitFor();
+  assert.match(await noApiPath('#message'), /no new key was issued/);
+  await j.shot('key-page-account-had-key-reloaded');
 });
