@@ -86,6 +86,7 @@ const envSchema = z.object({
     })
     .default(false),
   LOCAL_BILLING: z.enum(['on', 'off']).optional(),
+  DEV_MAIL_PAGE: z.enum(['on', 'off']).optional(),
   FETCH_ALLOW_CIDRS: cidrList.default([]),
   DEV_KEY: z
     .string()
@@ -116,7 +117,7 @@ export const PAID_TIERS: readonly Tier[] = ['starter', 'growth', 'scale'];
 export interface Config {
   port: number;
   host: string;
-  /** PUBLIC_BASE_URL, else `http://localhost:<port>`; with PORT=0, set to the port listened on after listen. */
+  /** PUBLIC_BASE_URL, else the listen address (see localBaseUrl); with PORT=0, set to the port listened on after listen. */
   publicBaseUrl: string;
   /** True when PUBLIC_BASE_URL is unset, so the base follows the port actually listened on. */
   publicBaseUrlFromPort: boolean;
@@ -143,6 +144,8 @@ export interface Config {
   /** The built-in local payment provider (no STRIPE_SECRET_KEY; LOCAL_BILLING, off in production). */
   localBilling: boolean;
   fetchAllowCidrs: string[];
+  /** GET /dev/mail, the dev outbox as a page (no SMTP_URL; DEV_MAIL_PAGE, off in production). */
+  devMailPage: boolean;
   devKey: string | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -163,9 +166,14 @@ export interface Config {
   isProduction: boolean;
 }
 
-/** The base URL of an instance without PUBLIC_BASE_URL: this machine, on its port. */
-export function localBaseUrl(port: number): string {
-  return `http://localhost:${port}`;
+/**
+ * The base URL of an instance without PUBLIC_BASE_URL: the address it listens on (HOST, 127.0.0.1 by default),
+ * so the banner, links, mails and checkout returns name the very origin a user opens, never a second one
+ * (pages keep the key in the tab's sessionStorage, which is per origin). A wildcard HOST names 127.0.0.1.
+ */
+export function localBaseUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${name.includes(':') ? `[${name}]` : name}:${port}`;
 }
 
 export class ConfigError extends Error {
@@ -190,7 +198,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: e.PORT,
     host: e.HOST,
-    publicBaseUrl: e.PUBLIC_BASE_URL ?? localBaseUrl(e.PORT),
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? localBaseUrl(e.HOST, e.PORT),
     publicBaseUrlFromPort: e.PUBLIC_BASE_URL === undefined,
     dataDir,
     databaseUrl: e.DATABASE_URL ?? `sqlite:${resolve(dataDir, 'imgpipe.db')}`,
@@ -214,6 +222,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     localBilling:
       !e.STRIPE_SECRET_KEY && (e.LOCAL_BILLING ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
     fetchAllowCidrs: e.FETCH_ALLOW_CIDRS,
+    devMailPage: !e.SMTP_URL && (e.DEV_MAIL_PAGE ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
     devKey: e.DEV_KEY,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,

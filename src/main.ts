@@ -40,7 +40,7 @@ export async function startServer(config: Config): Promise<RunningServer & { dev
   const started = { app, ctx };
   const { port } = app.server.address() as AddressInfo;
   // Links follow the port actually listened on (PORT=0 picks one) unless PUBLIC_BASE_URL says otherwise.
-  if (config.publicBaseUrlFromPort) config.publicBaseUrl = localBaseUrl(port);
+  if (config.publicBaseUrlFromPort) config.publicBaseUrl = localBaseUrl(config.host, port);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -54,13 +54,16 @@ export async function startServer(config: Config): Promise<RunningServer & { dev
 }
 
 /** The start-up summary for a human, on stderr so stdout stays one JSON log line per event. */
-export function startupSummary(baseUrl: string, devKey: string | undefined): string {
+export function startupSummary(baseUrl: string, devKey: string | undefined, devMailPage = false): string {
   const lines = [
     'imgpipe is running',
     `  API         POST ${baseUrl}/v1/image`,
     `  playground  ${baseUrl}/`,
     `  docs        ${baseUrl}/docs`,
     `  pricing     ${baseUrl}/pricing`,
+    ...(devMailPage
+      ? [`  mail        ${baseUrl}/dev/mail  (development: mails are written there, not sent)`]
+      : []),
     devKey
       ? `  your key    ${devKey}  (dev@localhost, free tier; shown once)`
       : '  need a key? npx imgpipe keys create --email dev@localhost --tier free',
@@ -135,7 +138,7 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const server = await starting;
-  process.stderr.write(startupSummary(config.publicBaseUrl, server.devKey));
+  process.stderr.write(startupSummary(config.publicBaseUrl, server.devKey, config.devMailPage));
   // Started by bin/imgpipe.js's relaunch (thread pool sizing): when that process dies, even by SIGKILL, this one
   // dies the same way, so killing the pid a process manager knows never leaves a server behind.
   if (process.channel) {

@@ -7,7 +7,8 @@ status=$(curl -sS -o "$2" -w '%{http_code}' \
   "$IMGPIPE_URL/v1/image")
 if [ "$status" != 200 ]; then
   # {"error":{"code":"invalid_operations","message":"…"}}: print the code and the message, keep no image.
-  sed -E 's/.*"code":"([^"]*)","message":"(([^"\\]|\\.)*)".*/\1: \2/' "$2"
+  # The second expression turns JSON's \" and \\ back into " and \; printf ends the line.
+  printf '%s\n' "$(sed -E -e 's/.*"code":"([^"]*)","message":"(([^"\\]|\\.)*)".*/\1: \2/' -e 's/\\(["\\/])/\1/g' "$2")"
   rm -f "$2"
   exit 1
 fi

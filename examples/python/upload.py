@@ -15,7 +15,9 @@ with open(source, "rb") as image:
         data={"operations": json.dumps({"resize": {"w": 800}, "format": "webp", "quality": 75})},
         timeout=60,
     )
-res.raise_for_status()
+if not res.ok:  # a failed request answers JSON {"error": {"code", "message"}}, never an image
+    error = res.json()["error"]
+    sys.exit(f"{error['code']}: {error['message']}")
 with open(target, "wb") as out:
     out.write(res.content)
 print(res.headers["X-Service-Output-Width"], res.headers["X-Service-Output-Height"], res.headers["X-Service-Quota-Remaining"])

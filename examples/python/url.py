@@ -11,6 +11,8 @@ res = requests.post(
     json={"url": sys.argv[1], "operations": {"resize": {"w": 300, "h": 300, "fit": "cover"}, "format": "avif"}},
     timeout=60,
 )
-res.raise_for_status()
+if not res.ok:  # a failed request answers JSON {"error": {"code", "message"}}, never an image
+    error = res.json()["error"]
+    sys.exit(f"{error['code']}: {error['message']}")
 with open(sys.argv[2], "wb") as out:
     out.write(res.content)

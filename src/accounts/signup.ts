@@ -93,6 +93,25 @@ const MESSAGES = {
   replaced: 'Your previous key is revoked. The new key is shown only this once: store it now.',
 };
 
+/** What a link's page can offer: a usable link, or why not. `missing`: the address holds no token at all. */
+export type LinkState = 'usable' | 'used' | 'expired' | 'unknown' | 'missing';
+
+/** The state of a link, read without consuming it (the verify page shows its button only for a usable one). */
+export async function linkState(
+  ctx: Pick<SignupDeps, 'store'>,
+  purpose: TokenPurpose,
+  token: unknown,
+  now = new Date(),
+): Promise<LinkState> {
+  if (token === undefined || token === '') return 'missing';
+  if (!looksLikeMagicToken(token)) return 'unknown';
+  const row = await findMagicToken(ctx.store.db, hashMagicToken(token), purpose);
+  if (!row) return 'unknown';
+  if (row.used_at !== null) return 'used';
+  if (row.expires_at <= now.toISOString()) return 'expired';
+  return 'usable';
+}
+
 /** Why a token could not be consumed: unknown (or of the other purpose), already used, or expired. */
 async function tokenFailure(db: Db, tokenHash: string, purpose: TokenPurpose, now: Date): Promise<ApiError> {
   const row = await findMagicToken(db, tokenHash, purpose);

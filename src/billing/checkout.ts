@@ -14,7 +14,12 @@ import {
   normaliseEmail,
   type Account,
 } from '../store/accounts.ts';
-import { claimCheckoutSession, findAccountByCustomerId, linkBillingCustomer } from '../store/billing.ts';
+import {
+  accountHadKeyAtClaim,
+  claimCheckoutSession,
+  findAccountByCustomerId,
+  linkBillingCustomer,
+} from '../store/billing.ts';
 import {
   applySubscriptionState,
   replacePreviousSubscriptions,
@@ -112,7 +117,9 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
   const claimed = await claimCheckoutSession(deps.db, session.id, account.id);
   const apiKey = claimed ? await issueFirstKey(deps.db, account.id) : null;
   const current = (await findAccountById(deps.db, account.id)) ?? account;
-  const reason = apiKey ? 'issued' : claimed ? 'account_has_key' : 'already_shown';
+  // A reload finds the session claimed: it showed a key only if the account had none before the claim.
+  const hadKey = !apiKey && (claimed || (await accountHadKeyAtClaim(deps.db, session.id)));
+  const reason = apiKey ? 'issued' : hadKey ? 'account_has_key' : 'already_shown';
   return { apiKey, email: current.email, tier: current.tier, reason, message: SESSION_KEY_MESSAGES[reason] };
 }
 

@@ -226,7 +226,18 @@ export async function registerOpenApi(app: FastifyInstance, config: Pick<Config,
   });
 }
 
-/** The document of this instance; `servers` is read at each call, since PORT=0 learns its port at listen. */
+/**
+ * The document of this instance. The first server is relative, so /docs (and any client reading the document)
+ * calls the origin the document was loaded from: a page on 127.0.0.1 never calls localhost, which its CSP
+ * (connect-src 'self') would refuse. The second names PUBLIC_BASE_URL, read at each call (PORT=0 learns its port
+ * at listen).
+ */
 export function openApiDocument(app: FastifyInstance, config: Pick<Config, 'publicBaseUrl'>): JsonObject {
-  return { ...(app.swagger() as unknown as JsonObject), servers: [{ url: config.publicBaseUrl }] };
+  return {
+    ...(app.swagger() as unknown as JsonObject),
+    servers: [
+      { url: '/', description: 'this instance, at the address this document was loaded from' },
+      { url: config.publicBaseUrl, description: 'PUBLIC_BASE_URL of this instance' },
+    ],
+  };
 }

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * The policy of every page that sets none of its own (the verify page sets a stricter, hash-based one).
+ * The policy of every page that sets none of its own (the verify page sets a stricter one).
  * Scripts only from this origin; inline style attributes are allowed because Swagger UI writes them; forms may
  * post to this origin, whose checkout answer redirects to the payment provider's https page.
  */

@@ -12,6 +12,7 @@ import { accountRoutes } from './routes/account.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { LocalProvider } from '../billing/local-provider.ts';
 import { devBillingRoutes } from './routes/dev-billing.ts';
+import { devMailRoutes } from './routes/dev-mail.ts';
 import { webhookRoutes } from './routes/webhook.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -121,6 +122,7 @@ export async function buildServer(
   await app.register(billingRoutes, { ctx });
   await app.register(webhookRoutes, { ctx });
   if (ctx.billing instanceof LocalProvider) await app.register(devBillingRoutes, { ctx });
+  if (ctx.config.devMailPage) await app.register(devMailRoutes, { ctx });
   if (!ctx.billing.paidTiers) {
     ctx.log.warn('paid tiers are off: production without STRIPE_SECRET_KEY and LOCAL_BILLING is not on');
   }

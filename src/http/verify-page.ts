@@ -1,8 +1,8 @@
 // The verify endpoints' content negotiation: browsers and link scanners get a page whose button does the verify;
 // API clients (application/json, */*, no Accept) get the JSON at once. Only the JSON request consumes the token.
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { verifyMagicLink, type VerifiedLink } from '../accounts/signup.ts';
+import { linkState, verifyMagicLink, type LinkState, type VerifiedLink } from '../accounts/signup.ts';
+import { sitePage } from '../pages/layout.ts';
 import type { AppContext } from '../context.ts';
 import type { TokenPurpose } from '../store/tokens.ts';
 
@@ -48,58 +48,91 @@ const WORDING: Record<TokenPurpose, { title: string; button: string; note: strin
   },
 };
 
-const STYLE = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
-button{font-size:1rem;padding:.6em 1.2em;border-radius:6px;border:1px solid #1f6feb;background:#1f6feb;color:#fff;cursor:pointer}
-button:disabled{opacity:.6;cursor:default}#key{display:block;word-break:break-all;padding:.8em;background:#f3f4f6;border-radius:6px;margin:.5em 0}
-.error{color:#b42318}[hidden]{display:none}`;
+const RECOVER = '<a class="button" href="/pricing#recover">Recover a key</a>';
+const NEW_SIGNUP = '<a class="button secondary" href="/pricing#buy">Ask for a new sign-up link</a>';
+const NEW_RECOVERY = '<a class="button" href="/pricing#recover">Ask for a new recovery link</a>';
+const newLinks = (purpose: TokenPurpose) =>
+  purpose === 'signup' ? `${NEW_SIGNUP} ${RECOVER}` : NEW_RECOVERY;
 
-// Reads the token from the address bar, so the page itself is static and holds no secret. The key it shows is
-// also kept in this tab's sessionStorage, where /account and the playground find it.
-const SCRIPT = `const go=document.getElementById('go'),out=document.getElementById('out'),msg=document.getElementById('msg'),
-keyBox=document.getElementById('keybox'),key=document.getElementById('key'),copy=document.getElementById('copy');
-go.addEventListener('click',async()=>{go.disabled=true;msg.className='';msg.textContent='Working…';out.hidden=false;
-try{const r=await fetch(location.pathname+location.search,{headers:{Accept:'application/json'},cache:'no-store'});
-const body=await r.json();history.replaceState(null,'',location.pathname);
-if(!r.ok){msg.className='error';msg.textContent=body.error?body.error.message:'Request failed ('+r.status+')';return;}
-msg.textContent=body.message;if(body.apiKey){key.textContent=body.apiKey;keyBox.hidden=false;sessionStorage.setItem('imgpipe.key',body.apiKey);}}
-catch(e){msg.className='error';msg.textContent='The request failed: '+e.message;go.disabled=false;}});
-copy.addEventListener('click',async()=>{try{await navigator.clipboard.writeText(key.textContent);copy.textContent='Copied';}
-catch{const s=getSelection(),r=document.createRange();r.selectNodeContents(key);s.removeAllRanges();s.addRange(r);}});`;
+/** Every state but a usable link: what happened, in words, and the next step as a link. */
+const UNUSABLE: Record<
+  Exclude<LinkState, 'usable'>,
+  (purpose: TokenPurpose) => { title: string; body: string }
+> = {
+  used: (purpose) => ({
+    title: 'This link was already used',
+    body: `<p>Each link works once. ${
+      purpose === 'signup'
+        ? 'If you got your key with it, the key was shown then and cannot be shown again.'
+        : 'The key it made was shown then and cannot be shown again.'
+    } Lost that key? Recovery sends a new link to your address, which replaces the key.</p>
+<p class="row">${RECOVER}</p>`,
+  }),
+  expired: (purpose) => ({
+    title: 'This link has expired',
+    body: `<p>Links work for a limited time. Ask for a new one with the same address:</p>
+<p class="row">${newLinks(purpose)}</p>`,
+  }),
+  unknown: (purpose) => ({
+    title: 'This link is not recognised',
+    body: `<p>Open the link from the mail exactly as it is: a link copied in part, or broken across two lines, is not
+recognised. Or ask for a new one:</p>
+<p class="row">${newLinks(purpose)}</p>`,
+  }),
+  missing: () => ({
+    title: 'This link was used in this tab',
+    body: `<p>Once a key is shown, the link is taken out of the address bar: the key was shown once and cannot be
+shown again.</p>
+<p id="kept" class="status ok" hidden>This tab still holds the key: see it at work on your
+<a href="/account">account page</a> or in the <a href="/">playground</a>.</p>
+<p>Did not store it? Recovery sends a new link to your address, which replaces the key.</p>
+<p class="row">${RECOVER}</p>`,
+  }),
+};
 
-const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+const DEV_MAIL_NOTE =
+  '<p class="note" id="dev-mail-note">This is a development server: it sends no mail. The links it would send are in the <a href="/dev/mail">development mailbox</a>.</p>';
 
-/** No external assets: the only request the page makes is the verify call to this same endpoint. */
+/** Assets from this origin only; the only request the script makes is the verify call to this same endpoint. */
 export const VERIFY_PAGE_CSP = [
   "default-src 'none'",
-  `script-src ${sha256(SCRIPT)}`,
-  `style-src ${sha256(STYLE)}`,
+  "script-src 'self'",
+  "style-src 'self'",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function verifyPageHtml(purpose: TokenPurpose): string {
+/**
+ * The verify page, in the site's layout. Its script (/assets/verify.js) sends the one JSON request that uses a
+ * usable link; every other state says why there is no button and links the next step.
+ */
+export function verifyPageHtml(purpose: TokenPurpose, state: LinkState, devMail: boolean): string {
+  const devNote = devMail ? DEV_MAIL_NOTE : '';
+  if (state !== 'usable') {
+    const { title, body } = UNUSABLE[state](purpose);
+    return sitePage(title, `<h1 id="state" data-state="${state}">${title}</h1>\n${body}\n${devNote}`, {
+      scripts: ['verify.js'],
+    });
+  }
   const w = WORDING[purpose];
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex"><title>${w.title}</title><style>${STYLE}</style></head>
-<body><h1>${w.title}</h1><p>${w.note}</p>
+  return sitePage(
+    w.title,
+    `<h1 id="state" data-state="usable">${w.title}</h1>
+<p id="note">${w.note}</p>
 <noscript><p class="error">This page needs JavaScript. Without it, open this address with curl instead:
 <code>curl "&lt;address of this page&gt;"</code>.</p></noscript>
 <p><button id="go" type="button">${w.button}</button></p>
-<div id="out" hidden><p id="msg" role="status"></p>
-<div id="keybox" hidden><code id="key"></code><button id="copy" type="button">Copy key</button></div></div>
-<p>Need a new link? <a href="/pricing#buy">Sign up</a> or <a href="/pricing#recover">recover a lost key</a>.
-Then: your <a href="/account">account</a>, the <a href="/">playground</a>, the <a href="/docs">API docs</a>.</p>
-<script>${SCRIPT}</script></body></html>
-`;
+<div id="out" hidden><p id="msg" class="status" role="status"></p>
+<div id="keybox" hidden><code id="key" class="key"></code>
+<div class="row"><button id="copy" type="button">Copy key</button><span id="copied" class="status ok" role="status"></span></div>
+<p>Next: your <a href="/account">account</a>, the <a href="/">playground</a>, the <a href="/docs">API docs</a>.</p></div></div>
+<p id="failed-next" class="row" hidden>${newLinks(purpose)}</p>
+${devNote}`,
+    { scripts: ['verify.js'] },
+  );
 }
-
-const PAGES: Record<TokenPurpose, string> = {
-  signup: verifyPageHtml('signup'),
-  recover: verifyPageHtml('recover'),
-};
 
 /** GET handler of a verify endpoint: the page for browsers, the JSON (which consumes the token) otherwise. */
 export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
@@ -111,8 +144,10 @@ export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
       .header('Referrer-Policy', 'no-referrer');
     // HEAD (link checkers send it) is answered like the page: it must never consume the token.
     if (request.method === 'HEAD' || prefersHtml(request.headers.accept)) {
+      const { token } = request.query as { token?: unknown };
+      const state = await linkState(ctx, purpose, token);
       reply.type('text/html; charset=utf-8').header('Content-Security-Policy', VERIFY_PAGE_CSP);
-      return PAGES[purpose];
+      return verifyPageHtml(purpose, state, ctx.config.devMailPage);
     }
     const { token } = request.query as { token?: unknown };
     return verifyMagicLink(ctx, purpose, token);

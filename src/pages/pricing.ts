@@ -13,6 +13,8 @@ export interface PricingView {
   paidTiers: boolean;
   /** Display price of each paid tier, from the payment provider; a tier missing here says "shown at checkout". */
   prices: Partial<Record<PaidTier, string>>;
+  /** Development: link mails are read at /dev/mail (pricing.js adds the hint after "a link is on its way"). */
+  devMail?: boolean;
 }
 
 function paidCard(tier: PaidTier, view: PricingView): string {
@@ -71,7 +73,8 @@ is sent as a single-use link to the e-mail above.</p>
 </section>
 <p>Next: try images in the <a href="/">playground</a>, read the <a href="/docs">API docs</a>, or see your usage on
 your <a href="/account">account page</a>.</p>
-<noscript><p class="warning">Without JavaScript the free signup and recovery forms cannot send; buying works.</p></noscript>`,
+<noscript><p class="warning">Without JavaScript the free signup and recovery forms cannot send; buying works.</p></noscript>
+${view.devMail ? '<template id="dev-mail-hint"> This is a development server: it sends no mail. <a href="/dev/mail">Open the development mailbox</a> to find the link.</template>' : ''}`,
     { current: '/pricing', scripts: ['pricing.js', 'pricing-plan.js'] },
   );
 }

@@ -18,8 +18,10 @@ export function unprocessableImage(problem: string, cause?: unknown): ApiError {
 export const NOT_AN_ACCEPTED_IMAGE = 'The file is not an image this server accepts';
 export const HEIC_NOT_DECODABLE = 'HEIC images (HEVC-coded) cannot be decoded by this server';
 
-export function tooManyPixels(cause?: unknown): ApiError {
-  return apiError('image_too_large', 'The image has more pixels than this server accepts', { cause });
+/** 413 image_too_large for pixels; with `limit` (MAX_INPUT_PIXELS) the message says how many are accepted. */
+export function tooManyPixels(cause?: unknown, limit?: number): ApiError {
+  const most = limit === undefined ? '' : `: at most ${limit.toLocaleString('en-US')} (width × height)`;
+  return apiError('image_too_large', `The image has more pixels than this server accepts${most}`, { cause });
 }
 
 /** 422 process_timeout: the deadline passed, or the client left (its work is stopped or never started). */

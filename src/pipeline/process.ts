@@ -32,11 +32,11 @@ sharp.block({ operation: ['VipsForeignLoad'] });
 sharp.unblock({ operation: ACCEPTED_LOADERS });
 
 /** Maps a sharp/libvips failure to the API's error: pixel limit 413, deadline 422, anything else 422. */
-export function mapSharpError(err: unknown): Error {
+export function mapSharpError(err: unknown, maxInputPixels?: number): Error {
   if (isApiError(err)) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/exceeds pixel limit/i.test(message)) {
-    return tooManyPixels(err);
+    return tooManyPixels(err, maxInputPixels);
   }
   if (/^timeout/i.test(message)) {
     return processTimeout('deadline', err);
@@ -110,7 +110,7 @@ export function processImage(
   });
   return Promise.race([work, deadline])
     .catch((err: unknown) => {
-      throw mapSharpError(err);
+      throw mapSharpError(err, limits.maxInputPixels);
     })
     .finally(() => clearTimeout(timer));
 }

@@ -21,16 +21,20 @@ interface Journey {
   shot(name: string): Promise<void>;
 }
 
-async function startJourney(t: TestContext, name: string): Promise<Journey | undefined> {
+async function startJourney(
+  t: TestContext,
+  name: string,
+  env: Record<string, string> = {},
+): Promise<Journey | undefined> {
   if (!existsSync(CHROMIUM)) {
     t.skip(`Chromium not found at ${CHROMIUM} (install the Debian package "chromium" or set CHROMIUM_PATH)`);
     return undefined;
   }
   mkdirSync(SHOTS, { recursive: true });
-  const env = await buildMailTestApp(t);
-  const base = await env.app.listen({ port: 0, host: '127.0.0.1' });
+  const app = await buildMailTestApp(t, env);
+  const base = await app.app.listen({ port: 0, host: '127.0.0.1' });
   // Links in mails and redirects use PUBLIC_BASE_URL; the port is known only now.
-  env.ctx.config.publicBaseUrl = base;
+  app.ctx.config.publicBaseUrl = base;
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu'],
@@ -53,7 +57,7 @@ async function startJourney(t: TestContext, name: string): Promise<Journey | und
       fullPage: true,
     });
   };
-  return { env, base, browser, page, shot };
+  return { env: app, base, browser, page, shot };
 }
 
 /** The single-use link of the newest mail to `to`, waiting for it in the SMTP sink. */
@@ -159,7 +163,12 @@ test('journey, paid: pricing → buy → pay → key page → account → portal
 
   // A reload cannot show the key again, and says where to go instead.
   await page.reload();
-  await page.locator('#message', { hasText: /already shown/ }).waitFor();
+  await page.locator('#message', { hasText: /shown when this page was first opened/ }).waitFor();
+  assert.equal(
+    await page.locator('#message a[href="/pricing#recover"]').count(),
+    1,
+    'the next step is a link',
+  );
   assert.equal(await page.locator('#issued').isVisible(), false);
   await j.shot('key-page-reloaded');
 
@@ -238,4 +247,50 @@ test('pages on a phone-sized window: nothing wider than the screen on pricing, a
     assert.ok(overflow <= 0, `${name} is ${overflow}px wider than a ${PHONE.width}px screen`);
     await j.shot(name);
   }
+});
+
+test('customer pages speak plain words: a bad key, a free account’s subscription, a rate limit; each with its next step as a link', async (t) => {
+  const j = await startJourney(t, 'words', { SIGNUP_RATE_LIMIT: '1' });
+  if (!j) return;
+  const { page, base, env } = j;
+  const noApiPath = async (selector: string) => {
+    const text = (await page.textContent(selector)) ?? '';
+    assert.doesNotMatch(text, /POST|GET|\/v1\/|\d s\./, `${selector} speaks API: ${text}`);
+    return text;
+  };
+  await page.goto(`${base}/account`);
+  await page.fill('#key', `imgp_${'x'.repeat(40)}`);
+  await page.click('#key-form button[type=submit]');
+  await page.locator('#key-status.error a[href="/pricing#recover"]').waitFor();
+  assert.match(await noApiPath('#key-status'), /does not work/);
+  await j.shot('account-bad-key');
+
+  await openAccount(page, base, env.key);
+  await page.click('#portal');
+  await page.locator('#portal-status.error a[href="/pricing"]').waitFor();
+  assert.match(await noApiPath('#portal-status'), /no paid plan yet/);
+  await j.shot('account-free-portal');
+
+  await page.goto(`${base}/pricing`);
+  for (const attempt of [1, 2]) {
+    await page.fill('#email', `limited${attempt}@example.org`);
+    await page.click('#signup-button');
+    await page.locator(attempt === 1 ? '#buy-status.ok' : '#buy-status.error').waitFor();
+  }
+  assert.match(await noApiPath('#buy-status'), /Try again in \d+ minutes\./);
+  await j.shot('pricing-rate-limited');
+
+  // An account that already had a key buys a plan: the key page, and its reload, say the plan is on that key.
+  const checkout = await fetch(`${base}/v1/billing/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tier: 'starter', email: 'user@example.com' }),
+  });
+  await page.goto(((await checkout.json()) as { url: string }).url);
+  await page.click('button[type=submit]');
+  await page.locator('#message', { hasText: 'already has' }).waitFor();
+  await page.reload();
+  await page.locator('#message', { hasText: 'already has' }).waitFor();
+  assert.match(await noApiPath('#message'), /no new key was issued/);
+  await j.shot('key-page-account-had-key-reloaded');
 });

@@ -12,7 +12,7 @@ import { buildTestApp } from '../helpers/app.ts';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
-test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url, a valid operations example) and shows the image', async (t) => {
+test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url, a valid operations example) and shows the image, on whichever address /docs was opened', async (t) => {
   if (!existsSync(CHROMIUM)) {
     t.skip(`Chromium not found at ${CHROMIUM} (install the Debian package "chromium" or set CHROMIUM_PATH)`);
     return;
@@ -21,6 +21,9 @@ test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url
   const env = await buildTestApp(t);
   const base = await env.app.listen({ port: 0, host: '127.0.0.1' });
   env.ctx.config.publicBaseUrl = base;
+  // Opened under the other name of this machine: the calls must go to the origin of the page, not to
+  // PUBLIC_BASE_URL (the page's CSP allows connect-src 'self' only).
+  const docsOrigin = base.replace('127.0.0.1', 'localhost');
   const photo = join(mkdtempSync(join(tmpdir(), 'imgpipe-docs-')), 'photo.jpg');
   writeFileSync(
     photo,
@@ -34,7 +37,7 @@ test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url
   });
   t.after(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1200, height: 1600 } });
-  await page.goto(`${base}/docs`);
+  await page.goto(`${docsOrigin}/docs`);
   await page.locator('.swagger-ui .opblock').first().waitFor();
   await page.click('button.authorize');
   await page.fill('.auth-container input', env.key);
@@ -56,5 +59,8 @@ test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url
   const headers = (await op.locator('.live-responses-table').textContent()) ?? '';
   assert.match(headers, /x-service-output-format: webp/);
   assert.match(headers, /x-service-output-width: 300/);
+  assert.match((await op.locator('.request-url').textContent()) ?? '', new RegExp(`${docsOrigin}/v1/image$`));
   await page.screenshot({ path: `${SHOTS}docs-try-it-out.png`, fullPage: false });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${SHOTS}docs-try-it-out-phone.png`, fullPage: false });
 });

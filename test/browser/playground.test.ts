@@ -1,11 +1,12 @@
 // The playground in headless Chromium (Debian's /usr/bin/chromium through playwright-core).
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { listen } from '../helpers/http-client.ts';
+import { startOrigin as startImageOrigin } from '../helpers/origin.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -71,6 +72,135 @@ test('playground: upload a corpus image as webp 300 wide; the result, its header
     /401 invalid_api_key: The API key is unknown or has been revoked/,
   );
   assert.deepEqual(external, []);
+});
+
+const PHONE = { width: 390, height: 844 };
+const SHOTS = 'test-output/';
+
+async function openPlayground(t: TestContext, env: Record<string, string> = {}) {
+  const testApp = await buildTestApp(t, env);
+  const base = await listen(testApp.app);
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  t.after(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1200, height: 1100 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(err.message));
+  t.after(() => assert.deepEqual(problems, [], 'no script error'));
+  mkdirSync(SHOTS, { recursive: true });
+  await page.goto(`${base}/`);
+  return { testApp, base, page };
+}
+
+const overflowOf = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+
+test('playground on a phone: an upload shows bytes before → after with the % saved, a download button, and the headers table fits the screen', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const { testApp, page } = await openPlayground(t);
+  await page.setViewportSize(PHONE);
+  await page.fill('#key', testApp.key);
+  await page.setInputFiles('#file', `${CORPUS_DIR}Landscape_1.jpg`);
+  await page.selectOption('#format', 'webp');
+  await page.fill('#w', '300');
+  await page.click('#run');
+  await page.waitForSelector('#result-img[data-width]');
+  const before = statSync(`${CORPUS_DIR}Landscape_1.jpg`).size;
+  const after = Number(
+    await page.textContent('#headers tr:has-text("x-service-output-bytes") td:last-child'),
+  );
+  const saved = Math.round((1 - after / before) * 100);
+  assert.match(
+    (await page.textContent('#saving')) ?? '',
+    new RegExp(`KiB → .*KiB · ${saved} % smaller$`),
+    'bytes before → after and the % saved',
+  );
+  const download = page.locator('#download');
+  assert.equal(await download.getAttribute('download'), 'result.webp');
+  const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+  assert.equal(file.suggestedFilename(), 'result.webp');
+  assert.equal(statSync((await file.path()) as string).size, after, 'the download is the result');
+  const overflow = await overflowOf(page);
+  assert.ok(
+    overflow <= 0,
+    `the playground with a result is ${overflow}px wider than a ${PHONE.width}px screen`,
+  );
+  await page.screenshot({ path: `${SHOTS}playground-phone-result.png`, fullPage: true });
+  await page.setViewportSize({ width: 1200, height: 1100 });
+  await page.screenshot({ path: `${SHOTS}playground-desktop-result.png`, fullPage: true });
+});
+
+test('playground: an image URL is fetched and processed by the server; the curl line sends the same JSON', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const origin = await startImageOrigin(t, readFileSync(`${CORPUS_DIR}Landscape_1.jpg`));
+  const { testApp, page } = await openPlayground(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  await page.fill('#key', testApp.key);
+  await page.fill('#url', `${origin.base}/image.jpg`);
+  await page.fill('#w', '200');
+  await page.click('#run');
+  await page.waitForSelector('#result-img[data-width="200"]');
+  assert.match((await page.textContent('#original-info')) ?? '', /fetched by the server/);
+  const curl = (await page.textContent('#curl')) ?? '';
+  assert.match(
+    curl,
+    /-H 'Content-Type: application\/json' -d '\{"url":"http:\/\/127\.0\.0\.1:\d+\/image\.jpg"/,
+  );
+  await page.screenshot({ path: `${SHOTS}playground-url.png`, fullPage: true });
+});
+
+test('playground: quality is off for PNG output (chosen, or the input’s format); the curl line masks the key like the field', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const { testApp, page } = await openPlayground(t);
+  await page.fill('#key', testApp.key);
+  await page.selectOption('#format', 'png');
+  assert.equal(await page.isDisabled('#quality'), true, 'png chosen');
+  await page.selectOption('#format', 'webp');
+  assert.equal(await page.isDisabled('#quality'), false, 'webp chosen');
+  await page.fill('#quality', '50');
+  assert.match((await page.textContent('#curl')) ?? '', /"quality":50/);
+  await page.selectOption('#format', '');
+  await page.setInputFiles('#file', `${CORPUS_DIR}abc.png`);
+  assert.equal(await page.isDisabled('#quality'), true, 'a PNG kept as it is');
+  const curl = (await page.textContent('#curl')) ?? '';
+  assert.doesNotMatch(curl, /quality/, 'no quality sent for PNG');
+  assert.ok(!curl.includes(testApp.key), 'the key is not shown in clear');
+  assert.match(curl, /Bearer imgp_•+'/);
+  await page.click('#copy-curl');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.ok(copied.includes(`Bearer ${testApp.key}`), 'the copied line carries the real key');
+  await page.screenshot({ path: `${SHOTS}playground-png-quality.png`, fullPage: true });
+});
+
+test('playground: a 429 shows upgrade_url as a link; the too-many-pixels 413 says the limit', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const { testApp, page } = await openPlayground(t, { QUOTA_FREE: '0', MAX_INPUT_PIXELS: '100000' });
+  await page.fill('#key', testApp.key);
+  await page.setInputFiles('#file', `${CORPUS_DIR}Landscape_1.jpg`);
+  await page.click('#run');
+  await page.waitForSelector('#error:not([hidden])');
+  assert.match((await page.textContent('#error')) ?? '', /^429 quota_exceeded/);
+  assert.equal(await page.getAttribute('#error a', 'href'), `${testApp.ctx.config.publicBaseUrl}/pricing`);
+  await page.setViewportSize(PHONE);
+  await page.screenshot({ path: `${SHOTS}playground-phone-429.png`, fullPage: true });
+
+  await page.fill('#key', await testApp.newKey('starter@example.com', 'starter'));
+  await page.click('#run');
+  await page.locator('#error', { hasText: '413 image_too_large' }).waitFor();
+  assert.match((await page.textContent('#error')) ?? '', /at most 100,000 \(width × height\)/);
+  await page.screenshot({ path: `${SHOTS}playground-phone-413.png`, fullPage: true });
 });
 
 test('docs: /docs renders every endpoint of /openapi.json in Chromium without leaving the instance', async (t) => {

@@ -49,11 +49,11 @@ async function setUp(t: TestContext) {
   const server = await startTestServer(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-examples-'));
   writeFileSync(join(dir, 'photo.jpg'), photo);
-  const example = (language: string, name: string, args: string[]) => {
+  const example = (language: string, name: string, args: string[], key = server.key) => {
     const r = RUNNER[language]!;
     return run(r.cmd, [join(ROOT, 'examples', r.dir, `${name}.${r.ext}`), ...args], {
       cwd: dir,
-      env: { ...process.env, IMGPIPE_URL: server.url, IMGPIPE_KEY: server.key },
+      env: { ...process.env, IMGPIPE_URL: server.url, IMGPIPE_KEY: key },
     });
   };
   return { dir, origin, example };
@@ -80,10 +80,37 @@ for (const language of ['curl', 'js', 'python']) {
       (err: { code: number; stdout: string }) => err,
     );
     assert.equal(failed.code, 1);
-    assert.match(failed.stdout, /^invalid_operations: .*jpeg/m);
+    assert.match(
+      failed.stdout,
+      /^invalid_operations: .*"jpeg".*\n$/,
+      'the message as written, one ended line',
+    );
+    assert.doesNotMatch(failed.stdout, /\\/, 'no JSON escapes left');
     assert.equal(existsSync(join(dir, 'bad.jpg')), false, 'no error body left behind as an image');
   });
 }
+
+test('examples (python): upload and url print the JSON error’s code and message, not "401 Client Error"', async (t) => {
+  const missing = missingTool('python');
+  if (missing) {
+    t.skip(missing);
+    return;
+  }
+  const { origin, example } = await setUp(t);
+  const badKey = `imgp_${'x'.repeat(40)}`;
+  for (const [name, source] of [
+    ['upload', 'photo.jpg'],
+    ['url', origin.url('/photo.jpg')],
+  ] as const) {
+    const failed = await example('python', name, [source, 'out.img'], badKey).then(
+      () => assert.fail(`${name} exits non-zero on an error`),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(failed.code, 1, name);
+    assert.match(failed.stderr, /^invalid_api_key: The API key is unknown/m, name);
+    assert.doesNotMatch(failed.stderr, /Client Error|Traceback/, name);
+  }
+});
 
 test('examples: the README and /docs show every example verbatim', async (t) => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');

@@ -48,6 +48,9 @@ for (const provider of PROVIDERS) {
     assert.equal(body.reason, 'account_has_key');
     assert.equal(body.tier, 'starter');
     assert.match(body.message, /already has an API key/);
+    const reloaded = (await requestSessionKey(h, sessionId)).json();
+    assert.equal(reloaded.apiKey, null);
+    assert.equal(reloaded.reason, 'account_has_key', 'a reload says what happened: the account kept its key');
   });
 }
 

@@ -212,6 +212,16 @@ test('image_too_large: decoded pixels over MAX_INPUT_PIXELS', async (t) => {
   );
 });
 
+test('image_too_large: the too-many-pixels message states the limit (MAX_INPUT_PIXELS)', async (t) => {
+  const app = await buildTestApp(t, { MAX_INPUT_PIXELS: '1000000' });
+  const over = assertError(
+    await post(app, imageForm(corpus('synthetic-bomb-10000x10000.png'))),
+    413,
+    'image_too_large',
+  );
+  assert.match(over, /at most 1,000,000 \(width × height\)/);
+});
+
 test('unprocessable_image: corrupt, SVG and HEIC inputs', async (t) => {
   const app = await buildTestApp(t);
   for (const name of [

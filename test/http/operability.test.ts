@@ -45,7 +45,7 @@ test('GET /openapi.json serves the document built from this configuration', asyn
   assert.equal(res.statusCode, 200);
   assert.match(res.headers['content-type'] as string, /^application\/json/);
   const doc = res.json() as {
-    servers: unknown;
+    servers: { url: string }[];
     components: {
       schemas: {
         Operations: { properties: { resize: { properties: { w: { anyOf: { maximum: number }[] } } } } };
@@ -53,7 +53,10 @@ test('GET /openapi.json serves the document built from this configuration', asyn
     };
   };
   assert.equal(doc.components.schemas.Operations.properties.resize.properties.w.anyOf[0]?.maximum, 2000);
-  assert.deepEqual(doc.servers, [{ url: ctx.config.publicBaseUrl }]);
+  assert.deepEqual(
+    doc.servers.map((s) => s.url),
+    ['/', ctx.config.publicBaseUrl],
+  );
 });
 
 test('GET /docs renders the reference UI from assets served by this instance (no CDN)', async (t) => {

@@ -119,7 +119,7 @@ test('apiKey null: verify on an account with an active key marks the token used 
   assert.equal(oldKey.statusCode, 200, 'the active key stays valid');
 });
 
-test('verify negotiation: a browser gets a self-contained HTML page and the token is not consumed', async (t) => {
+test('verify negotiation: a browser gets an HTML page in the site layout, assets from this origin only, and the token is not consumed', async (t) => {
   const env = await buildMailTestApp(t);
   const { path, token } = await requestLink(env, 'browser@example.org');
   for (const accept of [BROWSER_ACCEPT, 'text/html', 'text/html, */*']) {
@@ -128,8 +128,11 @@ test('verify negotiation: a browser gets a self-contained HTML page and the toke
     assert.match(page.headers['content-type'] as string, /^text\/html/);
     assert.match(page.body, /<button id="go"/);
     assert.ok(!page.body.includes(token), 'the page does not embed the token');
-    // Links to the other pages are navigation, not assets: nothing is loaded from anywhere.
-    assert.doesNotMatch(page.body, /\bsrc=|<link|@import|url\(/, 'no external assets');
+    assert.match(page.body, /<header class="site">/, 'the site header');
+    const assets = [...page.body.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+)"/g)].map(
+      (m) => m[1],
+    );
+    assert.deepEqual(assets, ['/assets/site.css', '/assets/verify.js'], 'assets from this origin only');
     assert.match(page.headers['content-security-policy'] as string, /default-src 'none'/);
     assert.equal(page.headers['cache-control'], 'no-store');
   }

@@ -76,7 +76,7 @@ for (const dialect of DIALECTS) {
         'imgpipe: your monthly quota is used up',
       ]);
       for (const mail of mails) {
-        assert.match(mail.text ?? '', /http:\/\/localhost:3000\/pricing/);
+        assert.match(mail.text ?? '', /http:\/\/127\.0\.0\.1:3000\/pricing/);
         assert.deepEqual(mail.to && !Array.isArray(mail.to) ? mail.to.value.map((a) => a.address) : [], [
           'user@example.com',
         ]);

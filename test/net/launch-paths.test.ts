@@ -147,15 +147,19 @@ for (const path of Object.keys(LAUNCH_PATHS)) {
   });
 }
 
-test('PUBLIC_BASE_URL unset: links, e-mails and the OpenAPI servers entry use the port actually listened on', async (t) => {
+test('PUBLIC_BASE_URL unset: links, e-mails and the OpenAPI servers entry use the address actually listened on', async (t) => {
   const launched = await launch(t, 'node bin/imgpipe.js serve', { DEV_KEY: '' });
   t.after(() => launched.child.kill('SIGKILL'));
   const port = new URL(launched.url).port;
-  const base = `http://localhost:${port}`;
+  const base = `http://127.0.0.1:${port}`;
   const openapi = (await (await fetch(`${launched.url}/openapi.json`)).json()) as {
     servers: { url: string }[];
   };
-  assert.deepEqual(openapi.servers, [{ url: base }]);
+  assert.deepEqual(
+    openapi.servers.map((s) => s.url),
+    ['/', base],
+    'relative first: /docs calls the origin it was loaded from',
+  );
   const checkout = await fetch(`${launched.url}/v1/billing/checkout`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -172,19 +176,29 @@ test('PUBLIC_BASE_URL unset: links, e-mails and the OpenAPI servers entry use th
     await new Promise((r) => setTimeout(r, 50));
   }
   assert.match(launched.output(), new RegExp(`${base}/v1/signup/verify\\?token=`), 'the mail link');
-  assert.doesNotMatch(launched.output(), /localhost:3000/);
+  assert.doesNotMatch(
+    launched.output(),
+    /\/\/localhost/,
+    'one address: the listened one, never a second name',
+  );
 });
 
 test('start-up prints one block a human can read: API, playground, docs, pricing and the new dev key', async (t) => {
   const launched = await launch(t, 'node bin/imgpipe.js serve', { DEV_KEY: '' });
   t.after(() => launched.child.kill('SIGKILL'));
-  const base = `http://localhost:${new URL(launched.url).port}`;
+  const base = `http://127.0.0.1:${new URL(launched.url).port}`;
   const started = Date.now();
   while (!/your key|need a key/.test(launched.output()) && Date.now() - started < 10_000) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const out = launched.output();
-  for (const line of [`${base}/v1/image`, `${base}/`, `${base}/docs`, `${base}/pricing`]) {
+  for (const line of [
+    `${base}/v1/image`,
+    `${base}/`,
+    `${base}/docs`,
+    `${base}/pricing`,
+    `${base}/dev/mail`,
+  ]) {
     assert.ok(out.includes(line), line);
   }
   assert.match(out, /your key\s+imgp_[0-9A-Za-z]{32,}/);

@@ -27,7 +27,7 @@ test('dev outbox: without SMTP_URL each mail is a parseable RFC 5322 .eml in <DA
   assert.ok(mail.messageId, 'has a Message-ID');
   assert.ok(mail.date instanceof Date, 'has a Date');
   assert.equal(typeof mail.html, 'string');
-  const link = /http:\/\/localhost:3000\/v1\/signup\/verify\?token=\S+/.exec(mail.text ?? '')?.[0] ?? '';
+  const link = /http:\/\/127\.0\.0\.1:3000\/v1\/signup\/verify\?token=\S+/.exec(mail.text ?? '')?.[0] ?? '';
   const url = new URL(link);
   const verified = await verify(app, url.pathname + url.search);
   assert.equal(verified.statusCode, 200);

@@ -11,6 +11,7 @@ import type { AppContext } from '../../src/context.ts';
 import { billingDeps } from '../../src/http/routes/billing.ts';
 import { findAccountByEmail, findAccountById, findOrCreateAccount } from '../../src/store/accounts.ts';
 import {
+  accountHadKeyAtClaim,
   claimCheckoutSession,
   findAccountByCustomerId,
   isEventRecorded,
@@ -23,6 +24,7 @@ import {
   writeAccountTier,
   writeSubscription,
 } from '../../src/store/subscriptions.ts';
+import { insertApiKey } from '../../src/store/keys.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
 
 /** A paid local checkout of `email` on instance `ctx`: its session id and subscription. */
@@ -60,6 +62,23 @@ describeStoreContract('billing', (stores) => {
     const sessionId = `cs_${randomUUID()}`;
     const claims = await race(stores, (s) => claimCheckoutSession(s.db, sessionId, account.id));
     assert.equal(claims.filter(Boolean).length, 1);
+  });
+
+  test('checkout claims: accountHadKeyAtClaim is true only for an account that held a key before its claim', async () => {
+    const [keyless, keyed] = [await newAccount(), await newAccount()];
+    await insertApiKey(stores.a.db, keyed.id, `hash_${randomUUID()}`);
+    const [first, second] = [`cs_${randomUUID()}`, `cs_${randomUUID()}`];
+    await claimCheckoutSession(stores.a.db, first, keyless.id);
+    await claimCheckoutSession(stores.b.db, second, keyed.id);
+    // The key the keyless account's checkout issued comes after its claim.
+    await insertApiKey(stores.b.db, keyless.id, `hash_${randomUUID()}`);
+    assert.equal(await accountHadKeyAtClaim(stores.b.db, first), false, 'its key came with the checkout');
+    assert.equal(await accountHadKeyAtClaim(stores.a.db, second), true, 'its key was there before');
+    assert.equal(
+      await accountHadKeyAtClaim(stores.a.db, `cs_${randomUUID()}`),
+      false,
+      'an unclaimed session',
+    );
   });
 
   test('customers: linkBillingCustomer links an unlinked account only; a customer never holds two accounts', async () => {

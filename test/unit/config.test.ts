@@ -7,7 +7,7 @@ test('config: defaults are those of operator-contract §3', () => {
   const c = loadConfig({});
   assert.equal(c.port, 3000);
   assert.equal(c.host, '127.0.0.1');
-  assert.equal(c.publicBaseUrl, 'http://localhost:3000');
+  assert.equal(c.publicBaseUrl, 'http://127.0.0.1:3000');
   assert.equal(c.databaseUrl, `sqlite:${resolve('./data/imgpipe.db')}`);
   assert.equal(c.maxUploadBytes, 10_485_760);
   assert.equal(c.maxFetchBytes, 10_485_760);
@@ -73,4 +73,17 @@ test('config: values are parsed and trailing slashes of base URLs dropped', () =
   assert.equal(c.trustProxy, 1);
   assert.deepEqual(c.fetchAllowCidrs, ['127.0.0.0/8', 'fd00::/8']);
   assert.equal(c.databaseUrl, 'postgres://u@db/imgpipe');
+});
+
+test('config: without PUBLIC_BASE_URL links name the listen address (a wildcard HOST names 127.0.0.1)', () => {
+  assert.equal(loadConfig({ PORT: '4610' }).publicBaseUrl, 'http://127.0.0.1:4610');
+  assert.equal(loadConfig({ HOST: '0.0.0.0' }).publicBaseUrl, 'http://127.0.0.1:3000');
+  assert.equal(loadConfig({ HOST: '::' }).publicBaseUrl, 'http://127.0.0.1:3000');
+  assert.equal(loadConfig({ HOST: '::1' }).publicBaseUrl, 'http://[::1]:3000');
+  assert.equal(loadConfig({ HOST: 'localhost' }).publicBaseUrl, 'http://localhost:3000');
+  assert.equal(
+    loadConfig({ HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://img.example.com/' }).publicBaseUrl,
+    'https://img.example.com',
+    'an explicit PUBLIC_BASE_URL always wins',
+  );
 });

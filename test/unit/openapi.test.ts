@@ -159,8 +159,9 @@ test('openapi: the operations schema is generated from the validating zod schema
   assert.equal(ops.properties.resize!.properties!.w!.anyOf[0]!.maximum, 4321);
 });
 
-test('openapi: servers use PUBLIC_BASE_URL', () => {
-  assert.deepEqual((build() as unknown as { servers: unknown }).servers, [
-    { url: 'https://img.example.com' },
-  ]);
+test('openapi: the first server is relative (calls go to the origin the document came from), then PUBLIC_BASE_URL', () => {
+  assert.deepEqual(
+    (build() as unknown as { servers: { url: string }[] }).servers.map((s) => s.url),
+    ['/', 'https://img.example.com'],
+  );
 });

@@ -114,7 +114,12 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
 
   app.get('/pricing', async (_request, reply) => {
     const prices = await ctx.billing.displayPrices();
-    const page = renderPricingPage({ quotas: ctx.config.quotas, paidTiers: ctx.billing.paidTiers, prices });
+    const page = renderPricingPage({
+      quotas: ctx.config.quotas,
+      paidTiers: ctx.billing.paidTiers,
+      prices,
+      devMail: ctx.config.devMailPage,
+    });
     return reply.type('text/html; charset=utf-8').send(page);
   });
 }

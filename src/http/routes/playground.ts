@@ -41,6 +41,8 @@ const ASSETS = {
   'pricing.js': 'text/javascript; charset=utf-8',
   'account.js': 'text/javascript; charset=utf-8',
   'session-key.js': 'text/javascript; charset=utf-8',
+  'verify.js': 'text/javascript; charset=utf-8',
+  'words.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export async function playgroundRoutes(app: FastifyInstance, _opts: { ctx: AppContext }): Promise<void> {

@@ -1,4 +1,6 @@
 // owns: the account page: reads GET /v1/account with the key kept in sessionStorage, rotates the key, opens the portal.
+import { explainError, retryAfterOf, sayWords } from './words.js';
+
 const $ = (id) => document.getElementById(id);
 const STORAGE_KEY = 'imgpipe.key';
 
@@ -18,7 +20,8 @@ async function call(method, path) {
   return { res, body };
 }
 
-const errorText = (res, body) => body?.error?.message ?? `The request failed (HTTP ${res.status}).`;
+const sayError = (id, res, body) =>
+  sayWords($(id), explainError(res.status, body, retryAfterOf(res)), 'error');
 
 function renderChart(daily) {
   const max = Math.max(1, ...daily.map((d) => d.used));
@@ -64,7 +67,7 @@ async function load() {
   if (!res.ok) {
     $('account').hidden = true;
     if (res.status === 401) sessionStorage.removeItem(STORAGE_KEY);
-    say('key-status', errorText(res, body), 'error');
+    sayError('key-status', res, body);
     return;
   }
   say('key-status', '');
@@ -92,7 +95,7 @@ $('rotate').addEventListener('click', async () => {
     return;
   const { res, body } = await call('POST', '/v1/keys/rotate');
   if (!res.ok) {
-    say('rotate-status', errorText(res, body), 'error');
+    sayError('rotate-status', res, body);
     return;
   }
   sessionStorage.setItem(STORAGE_KEY, body.apiKey);
@@ -112,7 +115,7 @@ $('portal').addEventListener('click', async () => {
     window.location.assign(body.url);
     return;
   }
-  say('portal-status', errorText(res, body), 'error');
+  sayError('portal-status', res, body);
 });
 
 load();

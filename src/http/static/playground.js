@@ -10,6 +10,21 @@ function formatBytes(n) {
   return `${(n / 1024 / 1024).toFixed(2)} MiB`;
 }
 
+/** The output format the form asks for: the chosen one, else what the API makes of the chosen file's type. */
+function expectedFormat() {
+  if ($('format').value !== '') return $('format').value;
+  const type = chosenFile?.type ?? '';
+  if (['image/png', 'image/gif', 'image/tiff'].includes(type)) return 'png';
+  return type.startsWith('image/') ? type.slice('image/'.length) : undefined;
+}
+
+/** PNG output is lossless: quality does not apply, so the field is off (and not sent) then. */
+function updateQuality() {
+  const lossless = expectedFormat() === 'png';
+  $('quality').disabled = lossless;
+  $('quality-note').hidden = !lossless;
+}
+
 /** The operations object the form describes; only what the user set, so the API's defaults apply. */
 function operationsFromForm() {
   const ops = {};
@@ -22,32 +37,62 @@ function operationsFromForm() {
   }
   if ($('format').value !== '') ops.format = $('format').value;
   const quality = $('quality').value.trim();
-  if (quality !== '' && Number(quality) !== 80) ops.quality = Number(quality);
+  if (!$('quality').disabled && quality !== '' && Number(quality) !== 80) ops.quality = Number(quality);
   if (!$('strip').checked) ops.strip = false;
   return ops;
 }
 
 const shellQuote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 
-function curlLine(key, fileName, ops) {
+/** The URL to fetch, when the user gave one (it then replaces any chosen file). */
+const sourceUrl = () => $('url').value.trim();
+
+/** The key as the page shows it: masked like the key field. The copied line carries the real key. */
+const maskKey = (key) => (key ? `${key.slice(0, 5)}${'•'.repeat(12)}` : '$IMGPIPE_KEY');
+
+function curlLine(key, ops) {
   const ext = ops.format ?? 'out';
+  const body = sourceUrl()
+    ? [
+        `-H ${shellQuote('Content-Type: application/json')}`,
+        `-d ${shellQuote(JSON.stringify({ url: sourceUrl(), operations: ops }))}`,
+      ]
+    : [
+        `-F ${shellQuote(`image=@${chosenFile?.name || 'photo.jpg'}`)}`,
+        `-F ${shellQuote(`operations=${JSON.stringify(ops)}`)}`,
+      ];
   return [
     'curl -sS',
     `-H ${shellQuote(`Authorization: Bearer ${key || '$IMGPIPE_KEY'}`)}`,
-    `-F ${shellQuote(`image=@${fileName || 'photo.jpg'}`)}`,
-    `-F ${shellQuote(`operations=${JSON.stringify(ops)}`)}`,
+    ...body,
     `-o ${shellQuote(`result.${ext}`)} -D -`,
     shellQuote(`${window.location.origin}/v1/image`),
   ].join(' ');
 }
 
 function updateCurl() {
-  $('curl').textContent = curlLine($('key').value.trim(), chosenFile?.name, operationsFromForm());
+  updateQuality();
+  $('curl').textContent = curlLine(maskKey($('key').value.trim()), operationsFromForm());
 }
 
-function showError(text) {
+/** An error line; `link` (the 429's upgrade_url) is shown as a link after it. */
+function showError(text, link) {
   $('error').textContent = text;
+  if (link) {
+    const a = document.createElement('a');
+    a.href = link.href;
+    a.textContent = link.label;
+    $('error').append(' ', a);
+  }
   $('error').hidden = text === '';
+}
+
+/** "612.3 KiB → 48.2 KiB · 92 % smaller": what processing saved, or cost. */
+function describeSaving(before, after) {
+  if (before === undefined) return `${formatBytes(after)} (the original was fetched by the server)`;
+  const change = Math.round((1 - after / before) * 100);
+  const verdict = change >= 0 ? `${change} % smaller` : `${-change} % larger`;
+  return `${formatBytes(before)} → ${formatBytes(after)} · ${verdict}`;
 }
 
 function showImage(img, info, url, bytes) {
@@ -66,6 +111,7 @@ function showImage(img, info, url, bytes) {
 function chooseFile(file) {
   if (!file) return;
   chosenFile = file;
+  $('url').value = '';
   $('drop-label').textContent = `${file.name} (${formatBytes(file.size)})`;
   if (originalUrl) URL.revokeObjectURL(originalUrl);
   originalUrl = URL.createObjectURL(file);
@@ -102,8 +148,20 @@ function clearResult() {
   $('result-img').hidden = true;
   $('result-img').removeAttribute('src');
   $('result-info').textContent = '';
+  $('saving').hidden = true;
+  $('download').hidden = true;
   if (resultUrl) URL.revokeObjectURL(resultUrl);
   resultUrl = undefined;
+}
+
+/** A URL replaces the chosen file: the server fetches it, so the browser has no original to show. */
+function useUrl() {
+  if (!sourceUrl()) return;
+  chosenFile = undefined;
+  $('file').value = '';
+  $('drop-label').textContent = 'Drop an image here, or';
+  $('original-img').hidden = true;
+  $('original-info').textContent = 'fetched by the server from the URL';
 }
 
 async function run(event) {
@@ -112,29 +170,40 @@ async function run(event) {
   clearResult();
   const key = $('key').value.trim();
   sessionStorage.setItem('imgpipe.key', key);
-  if (!chosenFile) return showError('Choose or drop an image first.');
+  const url = sourceUrl();
+  if (!chosenFile && !url) return showError('Choose or drop an image, or give its URL, first.');
   const ops = operationsFromForm();
-  const form = new FormData();
-  form.append('image', chosenFile, chosenFile.name);
-  form.append('operations', JSON.stringify(ops));
+  const headers = { Authorization: `Bearer ${key}` };
+  let body;
+  if (url) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify({ url, operations: ops });
+  } else {
+    body = new FormData();
+    body.append('image', chosenFile, chosenFile.name);
+    body.append('operations', JSON.stringify(ops));
+  }
+  const before = url ? undefined : chosenFile.size;
   $('run').disabled = true;
   $('result-info').textContent = 'processing…';
   try {
-    const res = await fetch('/v1/image', {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}` },
-      body: form,
-    });
+    const res = await fetch('/v1/image', { method: 'POST', headers, body });
     showHeaders(res);
     if (!res.ok) {
-      const body = await res.json().catch(() => undefined);
-      const err = body?.error;
+      const answer = await res.json().catch(() => undefined);
+      const err = answer?.error;
       $('result-info').textContent = '';
-      return showError(err ? `${res.status} ${err.code}: ${err.message}` : `HTTP ${res.status}`);
+      const upgrade = err?.upgrade_url ? { href: err.upgrade_url, label: 'Upgrade your plan' } : undefined;
+      return showError(err ? `${res.status} ${err.code}: ${err.message}` : `HTTP ${res.status}`, upgrade);
     }
     const blob = await res.blob();
     resultUrl = URL.createObjectURL(blob);
     showImage($('result-img'), $('result-info'), resultUrl, blob.size);
+    $('saving').textContent = describeSaving(before, blob.size);
+    $('saving').hidden = false;
+    $('download').href = resultUrl;
+    $('download').download = `result.${res.headers.get('x-service-output-format') ?? 'img'}`;
+    $('download').hidden = false;
   } catch (err) {
     $('result-info').textContent = '';
     showError(`The request failed: ${err.message}`);
@@ -147,7 +216,8 @@ $('form').addEventListener('submit', run);
 // The key the account or key page kept in this tab, so a new customer does not paste it twice.
 $('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
-for (const id of ['key', 'w', 'h', 'fit', 'format', 'quality', 'strip']) {
+$('url').addEventListener('input', useUrl);
+for (const id of ['key', 'url', 'w', 'h', 'fit', 'format', 'quality', 'strip']) {
   $(id).addEventListener('input', updateCurl);
   $(id).addEventListener('change', updateCurl);
 }
@@ -164,10 +234,11 @@ drop.addEventListener('drop', (e) => {
 });
 $('copy-curl').addEventListener('click', async () => {
   try {
-    await navigator.clipboard.writeText($('curl').textContent);
+    await navigator.clipboard.writeText(curlLine($('key').value.trim(), operationsFromForm()));
     $('copy-curl').textContent = 'Copied';
   } catch {
-    // Clipboard access needs a secure context; select the text so Ctrl+C works instead.
+    // Clipboard access needs a secure context: show the line with the key, selected, so Ctrl+C works instead.
+    $('curl').textContent = curlLine($('key').value.trim(), operationsFromForm());
     window.getSelection().selectAllChildren($('curl'));
   }
 });

@@ -1,4 +1,6 @@
 // owns: the forms of /pricing: free signup and key recovery (JSON endpoints), and checkout errors kept on the page.
+import { explainError, retryAfterOf, sayWords } from './words.js';
+
 const $ = (id) => document.getElementById(id);
 
 function say(element, text, kind) {
@@ -16,8 +18,8 @@ async function postJson(path, body) {
   return { res, data };
 }
 
-function errorText(res, data) {
-  return data?.error?.message ?? `The request failed (HTTP ${res.status}).`;
+function sayError(element, res, data) {
+  sayWords(element, explainError(res.status, data, retryAfterOf(res)), 'error');
 }
 
 async function requestLink(path, input, status) {
@@ -25,8 +27,12 @@ async function requestLink(path, input, status) {
   say(status, 'Sending…', '');
   try {
     const { res, data } = await postJson(path, { email: input.value.trim() });
-    if (res.status === 202) say(status, data.message, 'ok');
-    else say(status, errorText(res, data), 'error');
+    if (res.status === 202) {
+      say(status, data.message, 'ok');
+      // Development: where the mail is, since none is sent (the template is on the page only then).
+      const devMailHint = $('dev-mail-hint');
+      if (devMailHint) status.append(devMailHint.content.cloneNode(true));
+    } else sayError(status, res, data);
   } catch (err) {
     say(status, `The request failed: ${err.message}`, 'error');
   }
@@ -52,7 +58,7 @@ $('buy').addEventListener('submit', async (event) => {
   try {
     const { res, data } = await postJson('/v1/billing/checkout', { tier, email: $('email').value.trim() });
     if (res.ok && data.url) window.location.assign(data.url);
-    else say(status, errorText(res, data), 'error');
+    else sayError(status, res, data);
   } catch (err) {
     say(status, `The request failed: ${err.message}`, 'error');
   }

@@ -1,5 +1,22 @@
 // owns: the post-payment key page: one JSON request to this same address (it issues the key once), then show it.
+import { explainError, RECOVER_LINK, retryAfterOf, sayWords } from './words.js';
+
 const $ = (id) => document.getElementById(id);
+
+/** What happened to the key, in words, by the answer's reason (its message names API paths for developers). */
+const REASONS = {
+  issued: { text: 'Your API key is shown only this once: store it now.' },
+  account_has_key: {
+    text:
+      'Your plan is active on the API key this account already has: no new key was issued, so keep using it. ' +
+      'Lost it?',
+    link: RECOVER_LINK,
+  },
+  already_shown: {
+    text: 'The key of this purchase was shown when this page was first opened, and cannot be shown again. Lost it?',
+    link: RECOVER_LINK,
+  },
+};
 
 async function load() {
   try {
@@ -10,12 +27,11 @@ async function load() {
     const body = await res.json();
     $('loading').hidden = true;
     if (!res.ok) {
-      $('message').textContent = body.error?.message ?? `The request failed (HTTP ${res.status}).`;
-      $('message').className = 'status error';
+      sayWords($('message'), explainError(res.status, body, retryAfterOf(res)), 'error');
       return;
     }
     $('facts').textContent = `Account ${body.email} · plan ${body.tier}`;
-    $('message').textContent = body.message ?? '';
+    sayWords($('message'), REASONS[body.reason] ?? { text: body.message ?? '' });
     if (body.apiKey) {
       $('key').textContent = body.apiKey;
       $('issued').hidden = false;
