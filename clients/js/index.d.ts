@@ -74,6 +74,8 @@ export interface ProcessImageInput {
   filename?: string;
   url?: string;
   operations?: Operations;
+  /** Send `file` as the whole body (Content-Type: the Blob's type or application/octet-stream; operations in ?operations=). Default false: multipart. */
+  rawBody?: boolean;
 }
 
 export interface Account {

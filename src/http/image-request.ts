@@ -1,4 +1,4 @@
-// Reads the two request forms of POST /v1/image (multipart upload, JSON url body) into one shape.
+// Reads the request forms of POST /v1/image (multipart upload, JSON url body, raw image body) into one shape.
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
@@ -9,8 +9,10 @@ import {
   type Operations,
   type operationsSchema,
 } from '../pipeline/operations.ts';
+import { isRawImageBody, operationsFromQuery, readRawImageBody } from './raw-image-body.ts';
 import {
   emptyImage,
+  emptyRawBody,
   fieldTooLong,
   imageAndUrl,
   jsonBodyNotObject,
@@ -220,7 +222,11 @@ export async function readImageRequest(
   let image: Buffer | undefined;
   let url: unknown;
   let operations: unknown;
-  if (request.isMultipart()) {
+  if (isRawImageBody(request)) {
+    image = await readRawImageBody(request, maxUploadBytes);
+    if (image.length === 0) throw emptyRawBody();
+    operations = operationsFromQuery(request);
+  } else if (request.isMultipart()) {
     const raw = await readMultipart(request, maxUploadBytes);
     ({ image, url, operations } = raw);
   } else {

@@ -47,6 +47,24 @@ test('client: processImage uploads a file and returns the bytes with the parsed 
   );
 });
 
+test('client: processImage with rawBody sends the file as the whole body and gets the same answer', async (t) => {
+  const server = await startTestServer(t);
+  const client = new ImgpipeClient({ baseUrl: server.url, apiKey: server.key });
+  const operations = { resize: { w: 200 }, format: 'webp' as const };
+  const raw = await client.processImage({ file: await photo(), operations, rawBody: true });
+  const multipart = await client.processImage({ file: await photo(), operations });
+  assert.deepEqual(
+    { ...raw.headers, requestId: undefined, quotaRemaining: undefined },
+    { ...multipart.headers, requestId: undefined, quotaRemaining: undefined },
+  );
+  const meta = await sharp(raw.bytes).metadata();
+  assert.deepEqual([meta.format, meta.width, meta.height], ['webp', 200, 150]);
+  const error = await caught(
+    client.processImage({ file: new Uint8Array([1, 2, 3]), operations: {}, rawBody: true }),
+  );
+  assert.equal(error.code, 'unprocessable_image');
+});
+
 test('client: processImage with a url has the server fetch it', async (t) => {
   const image = await photo();
   const origin = await startOrigin(t, (_req, res) =>

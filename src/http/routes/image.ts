@@ -21,6 +21,7 @@ import { readImageRequest } from '../image-request.ts';
 import { routeSchema } from '../openapi.ts';
 import { methodNotAllowed } from '../request-errors.ts';
 import { IMAGE_ROUTE_DOC } from '../openapi-image.ts';
+import { acceptRawImageBodies } from '../raw-image-body.ts';
 
 const IMAGE_SCHEMA = routeSchema(IMAGE_ROUTE_DOC);
 
@@ -146,6 +147,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
   // Without a text/plain parser, a body that is neither multipart nor JSON is an unsupported media type, which the
   // error handler answers with this route's bad-body code (bad_upload), as JSON like every other error.
   app.removeContentTypeParser('text/plain');
+  acceptRawImageBodies(app);
 }
 
 declare module 'fastify' {
