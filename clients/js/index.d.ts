@@ -44,8 +44,11 @@ export declare const IMAGE_HEADERS: readonly string[];
 export type Fit = 'inside' | 'outside' | 'cover' | 'contain' | 'fill';
 export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
 
+/** resize.position: cover's crop (all four) or where contain puts the image (center or a point). */
+export type Position = 'center' | 'attention' | 'entropy' | { x: number; y: number };
+
 export interface Operations {
-  resize?: { w?: number; h?: number; fit?: Fit };
+  resize?: { w?: number; h?: number; fit?: Fit; position?: Position };
   format?: OutputFormat;
   quality?: number;
   strip?: boolean;
