@@ -81,6 +81,23 @@ export interface ProcessImageInput {
   rawBody?: boolean;
 }
 
+export interface ImageInfo {
+  format: 'jpeg' | 'png' | 'webp' | 'avif' | 'gif' | 'tiff';
+  /** Upright size of one frame. */
+  width: number;
+  height: number;
+  orientation: number;
+  hasAlpha: boolean;
+  frames: number;
+  iccProfile: string | null;
+  bytes: number;
+  metadata: { exif: boolean; xmp: boolean; iptc: boolean; icc: boolean };
+  /** False when POST /v1/image would refuse the image for its pixels or frames. */
+  withinLimits: boolean;
+  /** With operations: what POST /v1/image would write. */
+  output?: { format: OutputFormat; width: number; height: number; frames: number };
+}
+
 export interface Account {
   email: string;
   tier: 'free' | 'starter' | 'growth' | 'scale';
@@ -119,6 +136,8 @@ export declare class ImgpipeClient {
   constructor(options: ImgpipeClientOptions);
   apiKey?: string;
   processImage(input: ProcessImageInput): Promise<ProcessedImage>;
+  /** POST /v1/image/info (uploads go as the raw body); counts no quota. */
+  imageInfo(input: { file?: Blob | Uint8Array; url?: string; operations?: Operations }): Promise<ImageInfo>;
   getAccount(): Promise<Account>;
   rotateKey(): Promise<IssuedKey & { apiKey: string }>;
   signup(email: string): Promise<{ message: string }>;

@@ -43,6 +43,7 @@ export const ERROR_CODES = Object.freeze([
 /** The calls this client makes, as `METHOD path` (checked against /openapi.json). */
 export const ENDPOINTS = Object.freeze([
   'POST /v1/image',
+  'POST /v1/image/info',
   'GET /v1/account',
   'POST /v1/keys/rotate',
   'POST /v1/keys/recover',
@@ -177,6 +178,26 @@ export class ImgpipeClient {
     };
     const res = await this.request('POST', '/v1/image', { makeBody, headers: { accept: 'image/*' } });
     return imageResult(res);
+  }
+
+  /**
+   * Probes one image (`file` or `url`) from its header: format, upright size, orientation, alpha, frames, ICC
+   * description, bytes, metadata; with `operations`, the `output` POST /v1/image would write. Counts no quota.
+   */
+  async imageInfo({ file, url, operations } = {}) {
+    if ((file === undefined) === (url === undefined)) throw new TypeError('give exactly one of file or url');
+    if (url !== undefined) {
+      return this.json('POST', '/v1/image/info', {
+        makeBody: () => (operations === undefined ? { url } : { url, operations }),
+      });
+    }
+    const blob = file instanceof Blob ? file : new Blob([file]);
+    const query =
+      operations === undefined ? '' : `?operations=${encodeURIComponent(JSON.stringify(operations))}`;
+    return this.json('POST', `/v1/image/info${query}`, {
+      makeBody: () => blob,
+      headers: { 'content-type': blob.type || 'application/octet-stream' },
+    });
   }
 
   /** The key's account: e-mail, tier, this month's quota and images per day. */

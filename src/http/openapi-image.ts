@@ -76,6 +76,17 @@ Object.assign(imageRequestBody.content, {
   'application/octet-stream': rawImageBody,
 });
 
+/** POST /v1/image/info takes the same bodies, with operations optional. */
+export const IMAGE_INFO_BODY = {
+  content: Object.fromEntries(
+    Object.entries(imageRequestBody.content).map(([type, media]) => {
+      const schema = (media as { schema: { required?: string[] } }).schema;
+      const required = schema.required?.filter((name) => name !== 'operations');
+      return [type, { ...media, schema: { ...schema, ...(required ? { required } : {}) } }];
+    }),
+  ),
+};
+
 const IMAGE_QUERY = {
   type: 'object',
   properties: {

@@ -65,6 +65,22 @@ test('client: processImage with rawBody sends the file as the whole body and get
   assert.equal(error.code, 'unprocessable_image');
 });
 
+test('client: imageInfo probes a file or a url and predicts the output of operations', async (t) => {
+  const image = await photo();
+  const origin = await startOrigin(t, (_req, res) =>
+    res.writeHead(200, { 'content-type': 'image/jpeg' }).end(image),
+  );
+  const server = await startTestServer(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const client = new ImgpipeClient({ baseUrl: server.url, apiKey: server.key });
+  const info = await client.imageInfo({ file: image, operations: { resize: { w: 320 }, format: 'webp' } });
+  assert.equal(info.format, 'jpeg');
+  assert.deepEqual([info.width, info.height, info.frames], [640, 480, 1]);
+  assert.deepEqual(info.output, { format: 'webp', width: 320, height: 240, frames: 1 });
+  const byUrl = await client.imageInfo({ url: origin.url('/a.jpg') });
+  assert.equal(byUrl.bytes, image.length);
+  assert.equal(byUrl.output, undefined);
+});
+
 test('client: processImage with a url has the server fetch it', async (t) => {
   const image = await photo();
   const origin = await startOrigin(t, (_req, res) =>

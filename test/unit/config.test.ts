@@ -28,6 +28,8 @@ test('config: defaults are those of operator-contract §3', () => {
   assert.equal(c.stripe, undefined);
   assert.equal(c.logLevel, 'info');
   assert.equal(c.requestTimeoutMs, 120_000);
+  assert.equal(c.maxAnimationFrames, 300);
+  assert.equal(c.infoRateLimit, 120);
 });
 
 const invalid: [string, string][] = [
@@ -45,6 +47,8 @@ const invalid: [string, string][] = [
   ['LOG_LEVEL', 'loud'],
   ['SMTP_URL', 'http://mail'],
   ['REQUEST_TIMEOUT_MS', '0'],
+  ['MAX_ANIMATION_FRAMES', '0'],
+  ['INFO_RATE_LIMIT', 'many'],
 ];
 
 for (const [name, value] of invalid) {
