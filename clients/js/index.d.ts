@@ -59,6 +59,8 @@ export interface ImageHeaders {
   outputBytes?: number;
   outputWidth?: number;
   outputHeight?: number;
+  /** X-Service-Output-Frames: 1, or the frames of an animation written as WebP. */
+  outputFrames?: number;
   /** X-Service-Operations split on commas, e.g. ['resize', 'format=webp', 'quality=75', 'strip']. */
   operations: string[];
   quotaLimit?: number;

@@ -124,6 +124,7 @@ export const IMAGE_ROUTE_DOC: RouteDoc = {
       'X-Service-Output-Bytes',
       'X-Service-Output-Width',
       'X-Service-Output-Height',
+      'X-Service-Output-Frames',
       'X-Service-Operations',
       'X-Service-Quota-Limit',
       'X-Service-Quota-Remaining',

@@ -1,6 +1,12 @@
 // owns: POST /v1/image/info's answer: what an image's header says, and what POST /v1/image would write for it.
 import sharp from 'sharp';
-import { HEIC_NOT_DECODABLE, NOT_AN_ACCEPTED_IMAGE, unprocessableImage } from './errors.ts';
+import {
+  HEIC_NOT_DECODABLE,
+  NOT_AN_ACCEPTED_IMAGE,
+  tooManyFrames,
+  tooManyPixels,
+  unprocessableImage,
+} from './errors.ts';
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
 import { resizeTarget } from './steps.ts';
@@ -31,6 +37,30 @@ export interface OutputFacts {
 /** True when an input of this format with this many frames is written with all of them (issue 25, animation). */
 export function keepsFrames(input: InputFormat, frames: number, output: OutputFormat): boolean {
   return frames > 1 && (input === 'gif' || input === 'webp') && output === 'webp';
+}
+
+/** MAX_ANIMATION_FRAMES' default, for callers of processImage that pass no frame cap (bench, tools). */
+export const DEFAULT_MAX_ANIMATION_FRAMES = 300;
+
+export interface FrameLimits {
+  maxInputPixels: number;
+  maxAnimationFrames?: number | undefined;
+}
+
+/**
+ * The limits on what is decoded, from the header alone: an animation whose frames are kept counts every frame
+ * against MAX_INPUT_PIXELS and is capped at MAX_ANIMATION_FRAMES (413 image_too_large either way, as the pixel
+ * limit is); when only the first frame is decoded, that frame is what counts, as before animation support.
+ */
+export function checkDecodeLimits(frame: Size, decodedFrames: number, limits: FrameLimits): void {
+  const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
+  if (decodedFrames > maxFrames) throw tooManyFrames(maxFrames);
+  if (frame.width * frame.height * decodedFrames > limits.maxInputPixels) throw tooManyPixels();
+}
+
+interface Size {
+  width: number;
+  height: number;
 }
 
 const PROFILE_TAG_TABLE = 128;

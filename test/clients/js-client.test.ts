@@ -39,6 +39,7 @@ test('client: processImage uploads a file and returns the bytes with the parsed 
       outputBytes: result.bytes.length,
       outputWidth: 200,
       outputHeight: 150,
+      outputFrames: 1,
       operations: ['resize', 'format=webp', 'quality=80', 'strip'],
       quotaLimit: 1000,
       quotaRemaining: 999,

@@ -6,8 +6,7 @@ import type { AppContext } from '../../context.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { observeFetch } from '../../metrics.ts';
 import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
-import { tooManyFrames, tooManyPixels } from '../../pipeline/errors.ts';
-import { predictOutput, probeImage, type ImageFacts } from '../../pipeline/probe.ts';
+import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/probe.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageProbeRequest } from '../image-request.ts';
 import { IMAGE_INFO_BODY } from '../openapi-image.ts';
@@ -81,17 +80,6 @@ its pixels or frames is 413 image_too_large here too.`,
   ],
 };
 
-/** The limits POST /v1/image applies before decoding: every frame's pixels, and the frame count. */
-export function withinLimits(
-  facts: ImageFacts,
-  limits: { maxInputPixels: number; maxAnimationFrames: number },
-): boolean {
-  return (
-    facts.frames <= limits.maxAnimationFrames &&
-    facts.width * facts.height * facts.frames <= limits.maxInputPixels
-  );
-}
-
 export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
   app.post(
@@ -113,11 +101,16 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
           ? source.bytes
           : await observeFetch(ctx.metrics, fetchImage(ctx, source.url));
       const facts = await probeImage(input);
-      const fits = withinLimits(facts, config);
-      if (!operations) return { ...facts, withinLimits: fits };
-      if (facts.frames > config.maxAnimationFrames) throw tooManyFrames(config.maxAnimationFrames);
-      if (!fits) throw tooManyPixels();
-      return { ...facts, withinLimits: fits, output: predictOutput(facts, operations) };
+      // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
+      const output = predictOutput(facts, operations ?? {});
+      let fits = true;
+      try {
+        checkDecodeLimits(facts, output.frames, config);
+      } catch (err) {
+        if (operations) throw err;
+        fits = false;
+      }
+      return operations ? { ...facts, withinLimits: fits, output } : { ...facts, withinLimits: fits };
     },
   );
   // Only the image forms: a text/plain body is an unsupported media type (bad_upload), as on POST /v1/image.

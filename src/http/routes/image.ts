@@ -79,6 +79,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
     maxInputPixels: config.maxInputPixels,
     processTimeoutMs: config.processTimeoutMs,
     avifEffort: config.avifEffort,
+    maxAnimationFrames: config.maxAnimationFrames,
   };
 
   app.post(
@@ -123,6 +124,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
             'X-Service-Output-Bytes': out.data.length,
             'X-Service-Output-Width': out.width,
             'X-Service-Output-Height': out.height,
+            'X-Service-Output-Frames': out.frames,
             'X-Service-Operations': out.applied.join(','),
             'X-Service-Quota-Limit': limit,
             'X-Service-Quota-Remaining': remainingUnits(limit, reservation.used),
