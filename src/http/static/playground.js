@@ -19,6 +19,8 @@ function operationsFromForm() {
     ops.resize = { fit: $('fit').value };
     if (w !== '') ops.resize.w = Number(w);
     if (h !== '') ops.resize.h = Number(h);
+    // attention and entropy choose cover's crop (the API refuses them with the other fits, saying so).
+    if ($('position').value !== '') ops.resize.position = $('position').value;
   }
   if ($('format').value !== '') ops.format = $('format').value;
   const quality = $('quality').value.trim();
@@ -147,7 +149,7 @@ $('form').addEventListener('submit', run);
 // The key the account or key page kept in this tab, so a new customer does not paste it twice.
 $('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
-for (const id of ['key', 'w', 'h', 'fit', 'format', 'quality', 'strip']) {
+for (const id of ['key', 'w', 'h', 'fit', 'position', 'format', 'quality', 'strip']) {
   $(id).addEventListener('input', updateCurl);
   $(id).addEventListener('change', updateCurl);
 }
