@@ -270,3 +270,29 @@ test('raw body, /v1/image/info, position and animated WebP on mutants (seeded): 
   assert.equal(app.ctx.jobs.inFlight, 0, 'no processing slot leaked');
   assert.ok(ok > 0 && ok < total, `${ok} of ${total} answered 200: both sides must be reached`);
 });
+
+test('every corpus file through /v1/image/info: 200 with the facts, or 413/422 as POST /v1/image answers', async (t) => {
+  const app = await buildTestApp(t, { INFO_RATE_LIMIT: '1000' });
+  let described = 0;
+  for (const name of corpusFiles) {
+    for (const ops of [undefined, { resize: { w: 64 } }]) {
+      const query = ops === undefined ? '' : `?operations=${encodeURIComponent(JSON.stringify(ops))}`;
+      const res = await injectBounded(app.app, {
+        method: 'POST',
+        url: `/v1/image/info${query}`,
+        headers: { 'content-type': 'application/octet-stream', ...app.auth },
+        payload: corpus(name),
+      });
+      const what = `info ${name} ${JSON.stringify(ops)}`;
+      if (res.statusCode === 200) {
+        const info = res.json() as { width?: unknown; frames?: unknown; output?: unknown };
+        assert.ok(typeof info.width === 'number' && typeof info.frames === 'number', what);
+        assert.equal(info.output !== undefined, ops !== undefined, what);
+        described++;
+      } else {
+        documentedAnswer(fromInject(res), what, ['image_too_large', 'unprocessable_image']);
+      }
+    }
+  }
+  assert.ok(described > corpusFiles.length, `${described} answers described an image`);
+});

@@ -1,12 +1,13 @@
 // POST /v1/image with the image as the whole body (Content-Type image/* or octet-stream, ?operations=), on a real socket.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { usageMonth } from '../../src/accounts/quota.ts';
 import { findAccountByEmail } from '../../src/store/accounts.ts';
 import { findUsage } from '../../src/store/usage.ts';
 import { startTestServer, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
-import { send, type RawResponse } from '../helpers/http-client.ts';
+import { send, waitFor, type RawResponse } from '../helpers/http-client.ts';
 import { assertImage } from '../helpers/images.ts';
 import { imageForm } from '../helpers/multipart.ts';
 
@@ -149,4 +150,27 @@ test('raw body: ?operations= is ignored by the multipart and JSON forms (they an
   });
   assert.equal(res.status, 200);
   assert.equal(res.headers['x-service-output-format'], 'png');
+});
+
+test('raw body: a client that leaves mid-body is refunded and holds no slot; the server goes on serving', async (t) => {
+  const server = await startTestServer(t);
+  const image = corpus('Landscape_1.jpg');
+  await new Promise<void>((resolve) => {
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
+      socket.write(
+        `POST /v1/image?operations=%7B%7D HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\n` +
+          `Content-Type: image/jpeg\r\nContent-Length: ${image.length}\r\n\r\n`,
+      );
+      socket.write(image.subarray(0, image.length / 2), () => setTimeout(() => socket.destroy(), 50));
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve());
+  });
+  await waitFor(
+    async () => (await usedThisMonth(server)) === 0 && server.ctx.jobs.inFlight === 0,
+    'the refund',
+  );
+  const next = await postRaw(server, corpus('hopper.jpg'), 'image/jpeg');
+  assert.equal(next.status, 200);
+  assert.equal(next.headers['x-service-quota-remaining'], '999', 'only the completed request counted');
 });
