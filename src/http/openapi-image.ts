@@ -93,8 +93,7 @@ const IMAGE_QUERY = {
     operations: {
       type: 'string',
       description:
-        'The operations JSON, URL-encoded, for the raw-body form only (required there; the other forms ignore it).',
-      example: '{"resize":{"w":800},"format":"webp"}',
+        'The operations JSON, URL-encoded, for the raw-body form only (required there; the other forms ignore it), e.g. {"resize":{"w":800},"format":"webp"}.',
     },
   },
 };
