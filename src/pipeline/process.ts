@@ -72,7 +72,9 @@ async function firstFrameFocus(
   if (!r || (position !== 'attention' && position !== 'entropy')) return ops;
   const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, source);
   if (target.fit !== 'cover') return ops;
+  // The same deadline as the job's own instance, so this first pass stops with it too.
   const { info } = await sharp(input, sharpInputOptions(limits.maxInputPixels))
+    .timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) })
     .autoOrient()
     .resize(target.width, target.height, { fit: 'cover', position })
     .raw()
