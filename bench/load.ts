@@ -74,6 +74,16 @@ export interface HttpClient {
 export interface PreparedRequest {
   body: Buffer;
   headers: Record<string, string>;
+  /** Default /v1/image; the raw-body form carries operations in its query string. */
+  path?: string;
+}
+
+/** The raw-body form of the same request: the image is the whole body, operations in ?operations=. */
+export function prepareRawImageRequest(apiKey: string | undefined, image: Buffer, operations: unknown) {
+  const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+  const path = `/v1/image?operations=${encodeURIComponent(JSON.stringify(operations))}`;
+  return { body: image, headers, path };
 }
 
 export function prepareImageRequest(apiKey: string | undefined, image: Buffer, operations: unknown) {
@@ -87,8 +97,8 @@ export function prepareImageRequest(apiKey: string | undefined, image: Buffer, o
 export function httpClient(origin: string, connections: number): HttpClient {
   const pool = new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
   return {
-    async post({ body, headers }) {
-      const res = await pool.request({ path: '/v1/image', method: 'POST', headers, body });
+    async post({ body, headers, path = '/v1/image' }) {
+      const res = await pool.request({ path, method: 'POST', headers, body });
       // The client takes the whole image, as a real caller would.
       await res.body.arrayBuffer();
       return String(res.statusCode);

@@ -12,6 +12,7 @@ import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inp
 import { httpClient } from './load.ts';
 import { comparisonTables, targetChecks, targetTable } from './main-report.ts';
 import { machineLines, writeSection } from './report.ts';
+import { measureRawBody, rawBodyTable } from './raw-body.ts';
 import { measureScaling, scalingTable } from './scaling.ts';
 import { startService } from './service.ts';
 import { runSoak, soakTables } from './soak.ts';
@@ -22,7 +23,7 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store,coldstart
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,rawbody (rawbody: W1 multipart vs raw body, only when named)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
@@ -201,6 +202,29 @@ async function soakSection(): Promise<string> {
   ].join('\n');
 }
 
+async function rawBodySection(): Promise<string> {
+  const w1 = (await buildWorkloads(await base())).find((w) => w.id === 'W1');
+  if (!w1) throw new Error('W1 is missing');
+  const segmentMs = quick ? 2_000 : 6_000;
+  const rounds = quick ? 2 : 3;
+  const service = await startService(serviceEnv);
+  const client = httpClient(service.origin, concurrency);
+  try {
+    const sides = await measureRawBody(w1, service, client, { concurrency, segmentMs, rounds });
+    return [
+      header(`W1 as a multipart form and as a raw image body, ${concurrency} connections`, [
+        `- Input: ${(await base()).description}; ${w1.label}`,
+        `- ${rounds} rounds of ${segmentMs / 1000} s per form, alternating, after a warm-up; service CPU read from its process tree`,
+        '- The machine was shared with other jobs while measured: CPU per image is the figure to read, not images/s',
+      ]),
+      rawBodyTable(sides),
+    ].join('\n');
+  } finally {
+    await client.close();
+    await service.stop();
+  }
+}
+
 const runners: Record<string, () => Promise<string>> = {
   main: mainSection,
   scaling: scalingSection,
@@ -208,9 +232,10 @@ const runners: Record<string, () => Promise<string>> = {
   store: storeSection,
   coldstart: coldStartSection,
   soak: soakSection,
+  rawbody: rawBodySection,
 };
 
-for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'soak']) {
+for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'soak', 'rawbody']) {
   if (!sections.has(name)) continue;
   const runner = runners[name] as () => Promise<string>;
   const body = await runner();

@@ -61,6 +61,8 @@ const envSchema = z.object({
   MAX_FETCH_BYTES: positiveInt.default(10_485_760),
   MAX_INPUT_PIXELS: positiveInt.default(40_000_000),
   MAX_RESIZE_DIMENSION: positiveInt.default(10_000),
+  MAX_ANIMATION_FRAMES: positiveInt.default(300),
+  INFO_RATE_LIMIT: positiveInt.default(120),
   PROCESS_TIMEOUT_MS: positiveInt.default(15_000),
   FETCH_TIMEOUT_MS: positiveInt.default(10_000),
   MAX_REDIRECTS: nonNegativeInt.default(3),
@@ -129,6 +131,10 @@ export interface Config {
   maxFetchBytes: number;
   maxInputPixels: number;
   maxResizeDimension: number;
+  /** Most frames an animated input may have (operator contract §9); MAX_INPUT_PIXELS counts every frame. */
+  maxAnimationFrames: number;
+  /** POST /v1/image/info answers per key per minute. */
+  infoRateLimit: number;
   processTimeoutMs: number;
   fetchTimeoutMs: number;
   maxRedirects: number;
@@ -208,6 +214,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxFetchBytes: e.MAX_FETCH_BYTES,
     maxInputPixels: e.MAX_INPUT_PIXELS,
     maxResizeDimension: e.MAX_RESIZE_DIMENSION,
+    maxAnimationFrames: e.MAX_ANIMATION_FRAMES,
+    infoRateLimit: e.INFO_RATE_LIMIT,
     processTimeoutMs: e.PROCESS_TIMEOUT_MS,
     fetchTimeoutMs: e.FETCH_TIMEOUT_MS,
     maxRedirects: e.MAX_REDIRECTS,

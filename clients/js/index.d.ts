@@ -44,8 +44,11 @@ export declare const IMAGE_HEADERS: readonly string[];
 export type Fit = 'inside' | 'outside' | 'cover' | 'contain' | 'fill';
 export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
 
+/** resize.position: cover's crop (all four) or where contain puts the image (center or a point). */
+export type Position = 'center' | 'attention' | 'entropy' | { x: number; y: number };
+
 export interface Operations {
-  resize?: { w?: number; h?: number; fit?: Fit };
+  resize?: { w?: number; h?: number; fit?: Fit; position?: Position };
   format?: OutputFormat;
   quality?: number;
   strip?: boolean;
@@ -56,6 +59,8 @@ export interface ImageHeaders {
   outputBytes?: number;
   outputWidth?: number;
   outputHeight?: number;
+  /** X-Service-Output-Frames: 1, or the frames of an animation written as WebP. */
+  outputFrames?: number;
   /** X-Service-Operations split on commas, e.g. ['resize', 'format=webp', 'quality=75', 'strip']. */
   operations: string[];
   quotaLimit?: number;
@@ -74,6 +79,25 @@ export interface ProcessImageInput {
   filename?: string;
   url?: string;
   operations?: Operations;
+  /** Send `file` as the whole body (Content-Type: the Blob's type or application/octet-stream; operations in ?operations=). Default false: multipart. */
+  rawBody?: boolean;
+}
+
+export interface ImageInfo {
+  format: 'jpeg' | 'png' | 'webp' | 'avif' | 'gif' | 'tiff';
+  /** Upright size of one frame. */
+  width: number;
+  height: number;
+  orientation: number;
+  hasAlpha: boolean;
+  frames: number;
+  iccProfile: string | null;
+  bytes: number;
+  metadata: { exif: boolean; xmp: boolean; iptc: boolean; icc: boolean };
+  /** False when POST /v1/image would refuse the image for its pixels or frames. */
+  withinLimits: boolean;
+  /** With operations: what POST /v1/image would write. */
+  output?: { format: OutputFormat; width: number; height: number; frames: number };
 }
 
 export interface Account {
@@ -114,6 +138,8 @@ export declare class ImgpipeClient {
   constructor(options: ImgpipeClientOptions);
   apiKey?: string;
   processImage(input: ProcessImageInput): Promise<ProcessedImage>;
+  /** POST /v1/image/info (uploads go as the raw body); counts no quota. */
+  imageInfo(input: { file?: Blob | Uint8Array; url?: string; operations?: Operations }): Promise<ImageInfo>;
   getAccount(): Promise<Account>;
   rotateKey(): Promise<IssuedKey & { apiKey: string }>;
   signup(email: string): Promise<{ message: string }>;

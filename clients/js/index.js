@@ -43,6 +43,7 @@ export const ERROR_CODES = Object.freeze([
 /** The calls this client makes, as `METHOD path` (checked against /openapi.json). */
 export const ENDPOINTS = Object.freeze([
   'POST /v1/image',
+  'POST /v1/image/info',
   'GET /v1/account',
   'POST /v1/keys/rotate',
   'POST /v1/keys/recover',
@@ -58,6 +59,7 @@ export const IMAGE_HEADERS = Object.freeze([
   'X-Service-Output-Bytes',
   'X-Service-Output-Width',
   'X-Service-Output-Height',
+  'X-Service-Output-Frames',
   'X-Service-Operations',
   'X-Service-Quota-Limit',
   'X-Service-Quota-Remaining',
@@ -90,6 +92,7 @@ function parseImageHeaders(headers) {
     outputBytes: toInt(headers.get('x-service-output-bytes')),
     outputWidth: toInt(headers.get('x-service-output-width')),
     outputHeight: toInt(headers.get('x-service-output-height')),
+    outputFrames: toInt(headers.get('x-service-output-frames')),
     operations: operations ? operations.split(',') : [],
     quotaLimit: toInt(headers.get('x-service-quota-limit')),
     quotaRemaining: toInt(headers.get('x-service-quota-remaining')),
@@ -101,6 +104,14 @@ async function errorFrom(res) {
   const body = await res.json().catch(() => undefined);
   const retryAfter = toInt(res.headers.get('retry-after'));
   return new ImgpipeError(res.status, body, Number.isFinite(retryAfter) ? retryAfter : undefined);
+}
+
+async function imageResult(res) {
+  return {
+    bytes: new Uint8Array(await res.arrayBuffer()),
+    contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+    headers: parseImageHeaders(res.headers),
+  };
 }
 
 export class ImgpipeClient {
@@ -120,17 +131,17 @@ export class ImgpipeClient {
   async request(method, path, { makeBody, auth = true, headers = {} } = {}) {
     for (let attempt = 0; ; attempt++) {
       const body = makeBody?.();
+      // FormData and Blob bodies (multipart, raw image) are sent as they are; anything else as JSON.
+      const sentAsIs = body instanceof FormData || body instanceof Blob;
       const res = await this.fetch(this.baseUrl + path, {
         method,
         headers: {
           accept: 'application/json',
           ...(auth && this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-          ...(body !== undefined && !(body instanceof FormData)
-            ? { 'content-type': 'application/json' }
-            : {}),
+          ...(body !== undefined && !sentAsIs ? { 'content-type': 'application/json' } : {}),
           ...headers,
         },
-        body: body === undefined || body instanceof FormData ? body : JSON.stringify(body),
+        body: body === undefined || sentAsIs ? body : JSON.stringify(body),
       });
       if (res.ok) return res;
       const error = await errorFrom(res);
@@ -145,10 +156,21 @@ export class ImgpipeClient {
 
   /**
    * Processes one image: `file` (Blob, Uint8Array or Buffer) or `url`, with `operations`.
+   * `rawBody: true` sends the file as the whole body (operations in the query string), which skips the server's
+   * multipart parse; the default stays multipart, which every imgpipe version accepts.
    * Resolves with the bytes and the parsed X-Service headers; rejects with an ImgpipeError.
    */
-  async processImage({ file, filename = 'image', url, operations = {} } = {}) {
+  async processImage({ file, filename = 'image', url, operations = {}, rawBody = false } = {}) {
     if ((file === undefined) === (url === undefined)) throw new TypeError('give exactly one of file or url');
+    if (rawBody && file !== undefined) {
+      const blob = file instanceof Blob ? file : new Blob([file]);
+      const query = `?operations=${encodeURIComponent(JSON.stringify(operations))}`;
+      const res = await this.request('POST', `/v1/image${query}`, {
+        makeBody: () => blob,
+        headers: { accept: 'image/*', 'content-type': blob.type || 'application/octet-stream' },
+      });
+      return imageResult(res);
+    }
     const makeBody = () => {
       if (url !== undefined) return { url, operations };
       const form = new FormData();
@@ -157,11 +179,27 @@ export class ImgpipeClient {
       return form;
     };
     const res = await this.request('POST', '/v1/image', { makeBody, headers: { accept: 'image/*' } });
-    return {
-      bytes: new Uint8Array(await res.arrayBuffer()),
-      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
-      headers: parseImageHeaders(res.headers),
-    };
+    return imageResult(res);
+  }
+
+  /**
+   * Probes one image (`file` or `url`) from its header: format, upright size, orientation, alpha, frames, ICC
+   * description, bytes, metadata; with `operations`, the `output` POST /v1/image would write. Counts no quota.
+   */
+  async imageInfo({ file, url, operations } = {}) {
+    if ((file === undefined) === (url === undefined)) throw new TypeError('give exactly one of file or url');
+    if (url !== undefined) {
+      return this.json('POST', '/v1/image/info', {
+        makeBody: () => (operations === undefined ? { url } : { url, operations }),
+      });
+    }
+    const blob = file instanceof Blob ? file : new Blob([file]);
+    const query =
+      operations === undefined ? '' : `?operations=${encodeURIComponent(JSON.stringify(operations))}`;
+    return this.json('POST', `/v1/image/info${query}`, {
+      makeBody: () => blob,
+      headers: { 'content-type': blob.type || 'application/octet-stream' },
+    });
   }
 
   /** The key's account: e-mail, tier, this month's quota and images per day. */

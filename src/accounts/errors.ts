@@ -60,3 +60,17 @@ export function rateLimited(
     { headers: { 'Retry-After': retryAfter } },
   );
 }
+
+/** 429 rate_limited for a key's own limit (POST /v1/image/info), with Retry-After. */
+export function keyRateLimited(
+  what: string,
+  limit: number,
+  windowSeconds: number,
+  retryAfter: number,
+): ApiError {
+  return apiError(
+    'rate_limited',
+    `Too many ${what} with this key: at most ${limit} per ${windowSeconds} s. Try again in ${retryAfter} s.`,
+    { headers: { 'Retry-After': retryAfter } },
+  );
+}

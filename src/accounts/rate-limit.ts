@@ -1,6 +1,6 @@
 // Per-IP limits (signup/recovery, checkout) and the silent per-mailbox mail cap, all fixed windows in the store.
 import ipaddr from 'ipaddr.js';
-import { rateLimited } from './errors.ts';
+import { keyRateLimited, rateLimited } from './errors.ts';
 import type { Db } from '../store/schema.ts';
 import { countAttempt, deleteOldWindows } from '../store/rate-limits.ts';
 
@@ -11,6 +11,7 @@ export const MAIL_CAP_WINDOW_SECONDS = 3600;
 const SIGNUP_BUCKET = 'signup-ip:';
 const CHECKOUT_BUCKET = 'checkout-ip:';
 const MAIL_BUCKET = 'mail-to:';
+const INFO_BUCKET = 'info-account:';
 
 /**
  * The inbox an address delivers to, for the mail cap (operator contract §8): lower-cased, with any `+tag`
@@ -96,4 +97,27 @@ export async function takeMailAllowance(db: Db, email: string, now = new Date())
   const count = await countAttempt(db, MAIL_BUCKET + mailboxOf(email), windowStart);
   await sweepOccasionally(db, MAIL_BUCKET, windowStart);
   return count <= MAIL_CAP_PER_ADDRESS;
+}
+
+/** The probe's window: INFO_RATE_LIMIT answers per minute (operator contract §9). */
+export const INFO_RATE_WINDOW_SECONDS = 60;
+
+/**
+ * Counts a POST /v1/image/info call of an account (one active key each, so per key; a rotated key keeps the
+ * count); throws 429 rate_limited with Retry-After past INFO_RATE_LIMIT in the minute.
+ */
+export async function checkInfoRate(
+  db: Db,
+  accountId: string,
+  limit: number,
+  now = new Date(),
+): Promise<void> {
+  const nowSeconds = now.getTime() / 1000;
+  const windowStart = windowStartOf(nowSeconds, INFO_RATE_WINDOW_SECONDS);
+  const count = await countAttempt(db, INFO_BUCKET + accountId, windowStart);
+  await sweepOccasionally(db, INFO_BUCKET, windowStart);
+  if (count > limit) {
+    const retryAfter = secondsUntilWindowEnds(nowSeconds, INFO_RATE_WINDOW_SECONDS);
+    throw keyRateLimited('image info requests', limit, INFO_RATE_WINDOW_SECONDS, retryAfter);
+  }
 }

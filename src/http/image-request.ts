@@ -1,4 +1,4 @@
-// Reads the two request forms of POST /v1/image (multipart upload, JSON url body) into one shape.
+// Reads the request forms of POST /v1/image (multipart upload, JSON url body, raw image body) into one shape.
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
@@ -9,8 +9,10 @@ import {
   type Operations,
   type operationsSchema,
 } from '../pipeline/operations.ts';
+import { isRawImageBody, operationsFromQuery, readRawImageBody } from './raw-image-body.ts';
 import {
   emptyImage,
+  emptyRawBody,
   fieldTooLong,
   imageAndUrl,
   jsonBodyNotObject,
@@ -211,16 +213,19 @@ function decodeOperations(schema: ReturnType<typeof operationsSchema>, value: un
   return typeof value === 'string' ? parseOperationsText(schema, value) : validateOperations(schema, value);
 }
 
-/** Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. */
-export async function readImageRequest(
+/** The body's image or url and the operations as sent, with the checks every form shares. */
+async function readImageParts(
   request: FastifyRequest,
-  schema: ReturnType<typeof operationsSchema>,
   maxUploadBytes: number,
-): Promise<ImageRequest> {
+): Promise<{ image: Buffer | undefined; url: unknown; operations: unknown }> {
   let image: Buffer | undefined;
   let url: unknown;
   let operations: unknown;
-  if (request.isMultipart()) {
+  if (isRawImageBody(request)) {
+    image = await readRawImageBody(request, maxUploadBytes);
+    if (image.length === 0) throw emptyRawBody();
+    operations = operationsFromQuery(request);
+  } else if (request.isMultipart()) {
     const raw = await readMultipart(request, maxUploadBytes);
     ({ image, url, operations } = raw);
   } else {
@@ -229,8 +234,33 @@ export async function readImageRequest(
   if (image !== undefined && url !== undefined) throw imageAndUrl();
   if (image === undefined && url === undefined) throw noImage();
   if (image !== undefined && image.length === 0) throw emptyImage();
-  const parsed = decodeOperations(schema, operations);
-  if (image !== undefined) return { source: { kind: 'upload', bytes: image }, operations: parsed };
+  return { image, url, operations };
+}
+
+function sourceOf(image: Buffer | undefined, url: unknown): ImageSource {
+  if (image !== undefined) return { kind: 'upload', bytes: image };
   if (typeof url !== 'string') throw urlNotString();
-  return { source: { kind: 'url', url }, operations: parsed };
+  return { kind: 'url', url };
+}
+
+/** Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. */
+export async function readImageRequest(
+  request: FastifyRequest,
+  schema: ReturnType<typeof operationsSchema>,
+  maxUploadBytes: number,
+): Promise<ImageRequest> {
+  const { image, url, operations } = await readImageParts(request, maxUploadBytes);
+  const parsed = decodeOperations(schema, operations);
+  return { source: sourceOf(image, url), operations: parsed };
+}
+
+/** The same forms for POST /v1/image/info, where operations are optional (given, they are validated alike). */
+export async function readImageProbeRequest(
+  request: FastifyRequest,
+  schema: ReturnType<typeof operationsSchema>,
+  maxUploadBytes: number,
+): Promise<{ source: ImageSource; operations: Operations | undefined }> {
+  const { image, url, operations } = await readImageParts(request, maxUploadBytes);
+  const parsed = operations === undefined ? undefined : decodeOperations(schema, operations);
+  return { source: sourceOf(image, url), operations: parsed };
 }

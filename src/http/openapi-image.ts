@@ -66,6 +66,38 @@ const imageRequestBody = {
   },
 };
 
+// The raw-body form (issue 25): the image is the whole body, operations travel in the query string.
+const RAW_BODY_DESCRIPTION =
+  'The image itself as the whole body (JPEG, PNG, WebP, AVIF, GIF, TIFF; the bytes decide, not the Content-Type), ' +
+  'with operations in the `operations` query parameter. Skips the multipart parse; same limits, errors and quota.';
+const rawImageBody = { schema: { type: 'string', format: 'binary' }, description: RAW_BODY_DESCRIPTION };
+Object.assign(imageRequestBody.content, {
+  'image/*': rawImageBody,
+  'application/octet-stream': rawImageBody,
+});
+
+/** POST /v1/image/info takes the same bodies, with operations optional. */
+export const IMAGE_INFO_BODY = {
+  content: Object.fromEntries(
+    Object.entries(imageRequestBody.content).map(([type, media]) => {
+      const schema = (media as { schema: { required?: string[] } }).schema;
+      const required = schema.required?.filter((name) => name !== 'operations');
+      return [type, { ...media, schema: { ...schema, ...(required ? { required } : {}) } }];
+    }),
+  ),
+};
+
+const IMAGE_QUERY = {
+  type: 'object',
+  properties: {
+    operations: {
+      type: 'string',
+      description:
+        'The operations JSON, URL-encoded, for the raw-body form only (required there; the other forms ignore it), e.g. {"resize":{"w":800},"format":"webp"}.',
+    },
+  },
+};
+
 // `format: binary` makes Swagger UI show the bytes as a downloadable image, not as text.
 const imageContent = Object.fromEntries(
   OUTPUT_FORMATS.map((f) => [
@@ -81,6 +113,7 @@ export const IMAGE_ROUTE_DOC: RouteDoc = {
   description: `${IMAGE_DESCRIPTION}\n\n${examplesMarkdown()}`,
   auth: true,
   body: imageRequestBody,
+  querystring: IMAGE_QUERY,
   success: {
     status: 200,
     description: 'The processed image bytes.',
@@ -90,6 +123,7 @@ export const IMAGE_ROUTE_DOC: RouteDoc = {
       'X-Service-Output-Bytes',
       'X-Service-Output-Width',
       'X-Service-Output-Height',
+      'X-Service-Output-Frames',
       'X-Service-Operations',
       'X-Service-Quota-Limit',
       'X-Service-Quota-Remaining',

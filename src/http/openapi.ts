@@ -69,6 +69,11 @@ export const HEADERS = {
       'Width of the returned image in pixels (a resize never enlarges, so it may be less than asked).',
   },
   'X-Service-Output-Height': { type: 'integer', description: 'Height of the returned image in pixels.' },
+  'X-Service-Output-Frames': {
+    type: 'integer',
+    description:
+      'Frames written: 1, or for an animated GIF or WebP written as WebP the frames of the animation (libwebp merges identical consecutive frames).',
+  },
   'X-Service-Operations': {
     type: 'string',
     example: 'resize,format=webp,quality=80,strip',

@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import { handleClientError, registerErrorHandler } from './error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
+import { imageInfoRoutes } from './routes/image-info.ts';
 import { signupRoutes } from './routes/signup.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { accountRoutes } from './routes/account.ts';
@@ -114,6 +115,7 @@ export async function buildServer(
   await app.register(async (scope) => {
     await scope.register(multipart);
     await scope.register(imageRoutes, { ctx });
+    await scope.register(imageInfoRoutes, { ctx });
   });
   await app.register(healthRoutes, { ctx });
   await app.register(signupRoutes, { ctx });

@@ -78,3 +78,20 @@ export function operationsMissing(): ApiError {
 export function urlNotString(): ApiError {
   return badUrl('url', 'must be a string');
 }
+
+const RAW_FORM = 'send the image as the body with Content-Type image/* and operations in ?operations=';
+
+/** A raw-body upload (Content-Type image/* or application/octet-stream) that stopped before its end. */
+export function rawBodyEndedEarly(): ApiError {
+  return apiError('bad_upload', `The body ended before the whole image arrived; ${RAW_FORM}`, {
+    headers: CLOSE,
+  });
+}
+
+export function emptyRawBody(): ApiError {
+  return apiError('no_image', `The body is empty; ${RAW_FORM}`);
+}
+
+export function repeatedOperationsQuery(): ApiError {
+  return invalidOperations('operations is given more than once in the query string; send it once');
+}

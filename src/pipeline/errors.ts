@@ -24,6 +24,14 @@ export function tooManyPixels(cause?: unknown, limit?: number): ApiError {
   return apiError('image_too_large', `The image has more pixels than this server accepts${most}`, { cause });
 }
 
+/** 413 image_too_large for an animation with more frames than MAX_ANIMATION_FRAMES (refused from the header). */
+export function tooManyFrames(maxFrames: number): ApiError {
+  return apiError(
+    'image_too_large',
+    `The animation has more than the ${maxFrames} frames this server accepts`,
+  );
+}
+
 /** 422 process_timeout: the deadline passed, or the client left (its work is stopped or never started). */
 export function processTimeout(reason: 'deadline' | 'client left', cause?: unknown): ApiError {
   const message =

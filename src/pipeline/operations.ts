@@ -9,6 +9,50 @@ export type FitMode = (typeof FIT_MODES)[number];
 
 export const DEFAULT_QUALITY = 80;
 
+/** resize.position (issue 25): a named strategy, or a focal point in fractions of the upright image. */
+export const POSITION_STRATEGIES = ['center', 'attention', 'entropy'] as const;
+export type FocalPoint = { x: number; y: number };
+export type ResizePosition = (typeof POSITION_STRATEGIES)[number] | FocalPoint;
+const POSITION_ALLOWED = 'must be "center", "attention", "entropy" or a focal point {"x": 0..1, "y": 0..1}';
+
+function fraction() {
+  const error = 'must be a number from 0 to 1';
+  return z.number({ error }).min(0, { error }).max(1, { error });
+}
+
+/**
+ * Where the crop of cover (or the image inside contain's box) sits. Any other value, or position with a fit that
+ * neither crops nor pads, is invalid_operations saying what is allowed.
+ */
+function positionSchema() {
+  return z
+    .union(
+      [
+        z.enum(POSITION_STRATEGIES),
+        z.strictObject({ x: fraction(), y: fraction() }, { error: POSITION_ALLOWED }),
+      ],
+      { error: POSITION_ALLOWED },
+    )
+    .optional()
+    .describe(
+      'With fit cover: which part is kept: center (default), attention or entropy (libvips saliency), or a focal point ' +
+        '{"x": 0..1, "y": 0..1} kept as close to the centre as the image allows. With fit contain: where the image sits ' +
+        'in the box (center or a point). Not allowed with other fits.',
+    );
+}
+
+/** The problem with a position given beside `fit`, or undefined when the pair is allowed. */
+function positionProblem(fit: FitMode | undefined, position: ResizePosition | undefined): string | undefined {
+  if (position === undefined) return undefined;
+  if (fit === 'cover') return undefined;
+  if (fit === 'contain') {
+    return position === 'attention' || position === 'entropy'
+      ? 'with fit contain must be "center" or a point {"x": 0..1, "y": 0..1} (attention and entropy choose a crop: use fit cover)'
+      : undefined;
+  }
+  return `applies only to fit cover (the crop) or contain (the padding); fit ${fit ?? 'inside'} neither crops nor pads`;
+}
+
 function integerBetween(min: number, max: number) {
   const error = `must be an integer from ${min} to ${max}`;
   return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
@@ -29,11 +73,16 @@ export function operationsSchema(maxDimension: number) {
                 .enum(FIT_MODES, { error: `must be one of ${FIT_MODES.join(', ')}` })
                 .optional()
                 .describe('Fit mode, default inside. Never enlarges.'),
+              position: positionSchema(),
             },
             { error: 'must be an object such as {"w": 800}' },
           )
           .refine((r) => (r.w ?? null) !== null || (r.h ?? null) !== null, {
             error: 'needs at least one of w or h',
+          })
+          .superRefine((r, ctx) => {
+            const problem = positionProblem(r.fit, r.position);
+            if (problem) ctx.addIssue({ code: 'custom', path: ['position'], message: problem });
           })
           .optional(),
         format: z

@@ -10,12 +10,15 @@ import {
 } from './errors.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
-import { PIPELINE_STEPS, type StepContext } from './steps.ts';
+import { checkDecodeLimits, keepsFrames } from './probe.ts';
+import { PIPELINE_STEPS, resizeTarget, type SourceInfo, type StepContext } from './steps.ts';
 
 export interface ProcessLimits {
   maxInputPixels: number;
   processTimeoutMs: number;
   avifEffort: number;
+  /** MAX_ANIMATION_FRAMES; absent: its default (300). */
+  maxAnimationFrames?: number;
 }
 
 export interface ProcessedImage {
@@ -25,6 +28,8 @@ export interface ProcessedImage {
   height: number;
   /** Summary tokens in pipeline order, for X-Service-Operations. */
   applied: string[];
+  /** Frames written (X-Service-Output-Frames): 1 unless an animation went to WebP. */
+  frames: number;
 }
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
@@ -52,16 +57,51 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
   return { failOn: 'warning', limitInputPixels: maxInputPixels, sequentialRead: true };
 }
 
-async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits): Promise<ProcessedImage> {
+/**
+ * attention and entropy cannot crop a multi-page image in libvips: for an animation they run on the first frame,
+ * and the centre of the crop they chose becomes the focal point every frame is cropped around.
+ */
+async function firstFrameFocus(
+  input: Buffer,
+  ops: Operations,
+  source: SourceInfo,
+  limits: ProcessLimits,
+): Promise<Operations> {
+  const r = ops.resize;
+  const position = r?.position;
+  if (!r || (position !== 'attention' && position !== 'entropy')) return ops;
+  const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, source);
+  if (target.fit !== 'cover') return ops;
+  // The same deadline as the job's own instance, so this first pass stops with it too.
+  const { info } = await sharp(input, sharpInputOptions(limits.maxInputPixels))
+    .timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) })
+    .autoOrient()
+    .resize(target.width, target.height, { fit: 'cover', position })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const k = Math.max(target.width / source.width, target.height / source.height);
+  const fraction = (offset: number | undefined, side: number, resized: number) =>
+    Math.min(1, Math.max(0, (-(offset ?? 0) + side / 2) / resized));
+  const focal = {
+    x: fraction(info.cropOffsetLeft, target.width, source.width * k),
+    y: fraction(info.cropOffsetTop, target.height, source.height * k),
+  };
+  return { ...ops, resize: { ...r, position: focal } };
+}
+
+async function runPipeline(
+  input: Buffer,
+  requested: Operations,
+  limits: ProcessLimits,
+): Promise<ProcessedImage> {
   const inputFormat = sniffImageFormat(input);
   if (inputFormat === undefined) {
     throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   }
   if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
 
-  const image = sharp(input, sharpInputOptions(limits.maxInputPixels));
-  image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
-  const meta = await image.metadata();
+  const firstFrame = sharp(input, sharpInputOptions(limits.maxInputPixels));
+  const meta = await firstFrame.metadata();
   if (!decodedAsSniffed(inputFormat, meta.format)) {
     throw unprocessableImage(`The file starts like ${inputFormat} but is not a ${inputFormat} image`);
   }
@@ -70,17 +110,29 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
   const height = meta.height ?? 0;
   if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');
 
+  const format = requested.format ?? defaultOutputFormat(inputFormat);
+  // An animated GIF or WebP written as WebP keeps every frame; anything else decodes the first frame only.
+  const animated = keepsFrames(inputFormat, meta.pages ?? 1, format);
+  const frames = animated ? (meta.pages ?? 1) : 1;
+  checkDecodeLimits({ width, height }, frames, limits);
+  const image = animated
+    ? sharp(input, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
+    : firstFrame;
+  image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
+
   const transposed = (meta.orientation ?? 1) >= 5;
+  const source: SourceInfo = {
+    width: transposed ? height : width,
+    height: transposed ? width : height,
+    hasAlpha: meta.hasAlpha === true,
+    isCmyk: meta.space === 'cmyk',
+  };
+  const ops = animated ? await firstFrameFocus(input, requested, source, limits) : requested;
   const ctx: StepContext = {
     image,
     ops,
-    source: {
-      width: transposed ? height : width,
-      height: transposed ? width : height,
-      hasAlpha: meta.hasAlpha === true,
-      isCmyk: meta.space === 'cmyk',
-    },
-    format: ops.format ?? defaultOutputFormat(inputFormat),
+    source,
+    format,
     quality: ops.quality ?? DEFAULT_QUALITY,
     avifEffort: limits.avifEffort,
     applied: [],
@@ -89,7 +141,16 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
   for (const step of PIPELINE_STEPS) step(ctx);
 
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
-  return { data, format: ctx.format, width: info.width, height: info.height, applied: ctx.applied };
+  // libwebp merges identical consecutive frames (adding their delays): the header says how many were written.
+  const written = animated ? ((await sharp(data).metadata()).pages ?? 1) : 1;
+  return {
+    data,
+    format: ctx.format,
+    width: info.width,
+    height: animated ? (info.pageHeight ?? info.height) : info.height,
+    applied: ctx.applied,
+    frames: written,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 // The pipeline steps in contract order (resize → format+quality → strip); each records its summary token.
 import type { Sharp } from 'sharp';
 import type { Operations, OutputFormat } from './operations.ts';
+import { containPlacement, focalCropWindow } from './position.ts';
 
 export interface SourceInfo {
   /** Upright dimensions, after auto-orientation. */
@@ -72,10 +73,22 @@ const resize: Step = (ctx) => {
   const r = ctx.ops.resize;
   if (!r) return;
   const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, ctx.source);
-  ctx.image.resize(target.width, target.height, {
-    fit: target.fit,
-    background: keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE,
-  });
+  const background = keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE;
+  const position = r.position;
+  if (position === undefined || position === 'center' || target.fit === 'fill') {
+    ctx.image.resize(target.width, target.height, { fit: target.fit, background });
+  } else if (typeof position === 'string') {
+    // attention or entropy: libvips picks the crop (validation allows them with cover only).
+    ctx.image.resize(target.width, target.height, { fit: 'cover', position, background });
+  } else if (target.fit === 'cover') {
+    // A focal point: the window is computed here (src/pipeline/position.ts), cut from the upright source, scaled.
+    ctx.image
+      .extract(focalCropWindow(ctx.source, target, position))
+      .resize(target.width, target.height, { fit: 'fill' });
+  } else {
+    const { inner, ...padding } = containPlacement(ctx.source, target, position);
+    ctx.image.resize(inner.width, inner.height, { fit: 'fill' }).extend({ ...padding, background });
+  }
   ctx.applied.push('resize');
 };
 

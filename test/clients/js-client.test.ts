@@ -39,12 +39,47 @@ test('client: processImage uploads a file and returns the bytes with the parsed 
       outputBytes: result.bytes.length,
       outputWidth: 200,
       outputHeight: 150,
+      outputFrames: 1,
       operations: ['resize', 'format=webp', 'quality=80', 'strip'],
       quotaLimit: 1000,
       quotaRemaining: 999,
       requestId: undefined,
     },
   );
+});
+
+test('client: processImage with rawBody sends the file as the whole body and gets the same answer', async (t) => {
+  const server = await startTestServer(t);
+  const client = new ImgpipeClient({ baseUrl: server.url, apiKey: server.key });
+  const operations = { resize: { w: 200 }, format: 'webp' as const };
+  const raw = await client.processImage({ file: await photo(), operations, rawBody: true });
+  const multipart = await client.processImage({ file: await photo(), operations });
+  assert.deepEqual(
+    { ...raw.headers, requestId: undefined, quotaRemaining: undefined },
+    { ...multipart.headers, requestId: undefined, quotaRemaining: undefined },
+  );
+  const meta = await sharp(raw.bytes).metadata();
+  assert.deepEqual([meta.format, meta.width, meta.height], ['webp', 200, 150]);
+  const error = await caught(
+    client.processImage({ file: new Uint8Array([1, 2, 3]), operations: {}, rawBody: true }),
+  );
+  assert.equal(error.code, 'unprocessable_image');
+});
+
+test('client: imageInfo probes a file or a url and predicts the output of operations', async (t) => {
+  const image = await photo();
+  const origin = await startOrigin(t, (_req, res) =>
+    res.writeHead(200, { 'content-type': 'image/jpeg' }).end(image),
+  );
+  const server = await startTestServer(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const client = new ImgpipeClient({ baseUrl: server.url, apiKey: server.key });
+  const info = await client.imageInfo({ file: image, operations: { resize: { w: 320 }, format: 'webp' } });
+  assert.equal(info.format, 'jpeg');
+  assert.deepEqual([info.width, info.height, info.frames], [640, 480, 1]);
+  assert.deepEqual(info.output, { format: 'webp', width: 320, height: 240, frames: 1 });
+  const byUrl = await client.imageInfo({ url: origin.url('/a.jpg') });
+  assert.equal(byUrl.bytes, image.length);
+  assert.equal(byUrl.output, undefined);
 });
 
 test('client: processImage with a url has the server fetch it', async (t) => {

@@ -11,6 +11,7 @@ import { findAccountByEmail } from '../../src/store/accounts.ts';
 import { findUsage } from '../../src/store/usage.ts';
 import { documentedAnswer, fromInject, injectBounded } from '../helpers/answers.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { animatedImage, gifFrameBomb } from '../helpers/animations.ts';
 import { tiffBomb, webpExtendedBomb, webpLosslessBomb } from '../helpers/bombs.ts';
 import { CORPUS_DIR, corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
@@ -198,4 +199,100 @@ test('zero-byte, wrong-extension and polyglot files: documented answers, no scri
       if (name.startsWith('tiff')) assert.equal(code, 'ok', name);
     }
   });
+});
+
+/** Issue 25's paths: the raw body, POST /v1/image/info, resize.position and animated WebP output. */
+async function sendRaw(
+  app: TestApp,
+  path: string,
+  bytes: Buffer,
+  ops: unknown,
+  what: string,
+): Promise<string> {
+  const res = await injectBounded(app.app, {
+    method: 'POST',
+    url: `${path}?operations=${encodeURIComponent(JSON.stringify(ops))}`,
+    headers: { 'content-type': 'application/octet-stream', ...app.auth },
+    payload: bytes,
+  });
+  if (path === '/v1/image/info' && res.statusCode === 200) {
+    const info = res.json() as { format?: unknown; output?: { frames?: unknown } };
+    assert.ok(
+      typeof info.format === 'string' && typeof info.output?.frames === 'number',
+      `${what}: ${res.body}`,
+    );
+    return 'ok';
+  }
+  const code = documentedAnswer(fromInject(res), what, IMAGE_ANSWERS);
+  if (code === 'ok') assert.ok(sniffImageFormat(res.rawPayload), `${what}: the 200 body is not an image`);
+  return code;
+}
+
+test('raw body, /v1/image/info, position and animated WebP on mutants (seeded): 200, 413 or 422, usage equals the 200s', async (t) => {
+  const app = await buildTestApp(t, { QUOTA_FREE: '100000' });
+  const animated = await animatedImage('gif', { width: 64, height: 48, frames: 5, delay: 40, loop: 0 });
+  const animatedWebp = await animatedImage('webp', { width: 64, height: 48, frames: 5, delay: 40, loop: 0 });
+  const sources: [string, Buffer][] = [
+    ...MUTATION_SOURCES.map((name): [string, Buffer] => [name, corpus(name)]),
+    ['animated.gif', animated],
+    ['animated.webp', animatedWebp],
+    ['frame bomb', gifFrameBomb(400, 64)],
+  ];
+  const opsSets = [
+    { resize: { w: 40, h: 40, fit: 'cover', position: { x: 0.9, y: 0.1 } }, format: 'webp' },
+    { resize: { w: 40, h: 40, fit: 'cover', position: 'attention' }, format: 'webp' },
+    { resize: { w: 40, h: 30, fit: 'contain', position: { x: 0, y: 1 } }, format: 'png' },
+  ];
+  let ok = 0;
+  let total = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...sources),
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 7 })), { minLength: 0, maxLength: 4 }),
+      fc.constantFrom(...opsSets),
+      async ([name, source], changes, ops) => {
+        const bytes = Buffer.from(source);
+        for (const [at, bit] of changes) {
+          const pos = at % 2 === 0 ? at % Math.min(1024, bytes.length) : at % bytes.length;
+          bytes[pos] = (bytes[pos] ?? 0) ^ (1 << bit);
+        }
+        const what = `${name} flips ${JSON.stringify(changes)} ${JSON.stringify(ops)}`;
+        await sendRaw(app, '/v1/image/info', bytes, ops, `info: ${what}`);
+        if ((await sendRaw(app, '/v1/image', bytes, ops, what)) === 'ok') ok++;
+        total++;
+      },
+    ),
+    { numRuns: 50, seed: SEED },
+  );
+  const account = await findAccountByEmail(app.ctx.store.db, 'user@example.com');
+  assert.ok(account);
+  assert.equal(await findUsage(app.ctx.store.db, account.id, usageMonth(new Date())), ok, 'usage = 200s');
+  assert.equal(app.ctx.jobs.inFlight, 0, 'no processing slot leaked');
+  assert.ok(ok > 0 && ok < total, `${ok} of ${total} answered 200: both sides must be reached`);
+});
+
+test('every corpus file through /v1/image/info: 200 with the facts, or 413/422 as POST /v1/image answers', async (t) => {
+  const app = await buildTestApp(t, { INFO_RATE_LIMIT: '1000' });
+  let described = 0;
+  for (const name of corpusFiles) {
+    for (const ops of [undefined, { resize: { w: 64 } }]) {
+      const query = ops === undefined ? '' : `?operations=${encodeURIComponent(JSON.stringify(ops))}`;
+      const res = await injectBounded(app.app, {
+        method: 'POST',
+        url: `/v1/image/info${query}`,
+        headers: { 'content-type': 'application/octet-stream', ...app.auth },
+        payload: corpus(name),
+      });
+      const what = `info ${name} ${JSON.stringify(ops)}`;
+      if (res.statusCode === 200) {
+        const info = res.json() as { width?: unknown; frames?: unknown; output?: unknown };
+        assert.ok(typeof info.width === 'number' && typeof info.frames === 'number', what);
+        assert.equal(info.output !== undefined, ops !== undefined, what);
+        described++;
+      } else {
+        documentedAnswer(fromInject(res), what, ['image_too_large', 'unprocessable_image']);
+      }
+    }
+  }
+  assert.ok(described > corpusFiles.length, `${described} answers described an image`);
 });

@@ -68,7 +68,7 @@ async function fixture(t: TestContext): Promise<Fixture> {
   };
 }
 
-async function curl(f: Fixture, args: string[]): Promise<void> {
+async function curl(f: Fixture, args: string[], query = ''): Promise<void> {
   const out = join(f.dir, 'curl.out');
   const { stdout } = await run('curl', [
     '-sS',
@@ -79,7 +79,7 @@ async function curl(f: Fixture, args: string[]): Promise<void> {
     '-H',
     `Authorization: Bearer ${f.key}`,
     ...args,
-    `${f.url}/v1/image`,
+    `${f.url}/v1/image${query}`,
   ]);
   assert.equal(stdout, '200', readFileSync(out, 'utf8').slice(0, 300));
   await assertAskedImage(readFileSync(out), `curl ${args.join(' ')}`);
@@ -101,6 +101,14 @@ test('interop: curl -F (plain, ;type=application/json, @file.json) and -d JSON w
   ]);
 });
 
+test('interop: curl --data-binary @photo.jpg with Content-Type image/jpeg and ?operations=', async (t) => {
+  if (!HAS_CURL) return t.skip('curl is not installed (Debian package "curl")');
+  const f = await fixture(t);
+  const query = `?operations=${encodeURIComponent(OPERATIONS_TEXT)}`;
+  await curl(f, ['-H', 'Content-Type: image/jpeg', '--data-binary', `@${f.photo}`], query);
+  await curl(f, ['-H', 'Content-Type: application/octet-stream', '-T', f.photo, '-X', 'POST'], query);
+});
+
 const PYTHON_CLIENT = `
 import json, sys, requests
 base, key, photo, image_url, mode, out = sys.argv[1:7]
@@ -111,6 +119,9 @@ if mode == "files-data":
 elif mode == "typed-part":
     r = requests.post(base + "/v1/image", headers=auth,
         files={"image": ("photo.jpg", open(photo, "rb"), "image/jpeg"), "operations": (None, ops, "application/json")})
+elif mode == "raw-body":
+    r = requests.post(base + "/v1/image", params={"operations": ops},
+        headers={**auth, "Content-Type": "image/jpeg"}, data=open(photo, "rb"))
 elif mode == "url-data":
     r = requests.post(base + "/v1/image", headers=auth, files={"url": (None, image_url)}, data={"operations": ops})
 else:
@@ -119,14 +130,14 @@ open(out, "wb").write(r.content)
 print(r.status_code)
 `;
 
-test('interop: Python requests (files= + data=, a typed application/json part, json=)', async (t) => {
+test('interop: Python requests (files= + data=, a typed application/json part, a raw body with params=, json=)', async (t) => {
   const python = PYTHON;
   if (python === undefined)
     return t.skip('Python requests is not installed (Debian package "python3-requests")');
   const f = await fixture(t);
   const script = join(f.dir, 'client.py');
   writeFileSync(script, PYTHON_CLIENT);
-  for (const mode of ['files-data', 'typed-part', 'url-data', 'json']) {
+  for (const mode of ['files-data', 'typed-part', 'raw-body', 'url-data', 'json']) {
     const out = join(f.dir, `${mode}.out`);
     const { stdout }: { stdout: string } = await run(python, [
       script,

@@ -1,5 +1,6 @@
 // Requests of the stress run (valid and hostile kinds), sent with undici, and the tally of every answer.
 import { Agent, request, type Dispatcher } from 'undici';
+import { gifFrameBomb } from '../helpers/animations.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
 import { DEV_KEY } from './server-process.ts';
@@ -40,7 +41,25 @@ const forms = {
     imageForm(corpus('synthetic-limit-8000x5000.png'), { resize: { w: 6000 }, format: 'webp', quality: 90 }),
 };
 
-export type Kind = keyof typeof forms | 'noAuth' | 'wrongType' | 'healthz';
+/** Issue 25's paths, sent as raw bodies (operations in the query): path, body and operations. */
+const rawBodies = {
+  rawValid: () => ({
+    path: '/v1/image',
+    body: corpus('hopper.jpg'),
+    ops: { resize: { w: 64, h: 64, fit: 'cover', position: 'attention' } },
+  }),
+  animated: () => ({
+    path: '/v1/image',
+    body: corpus('rotating-squares.gif'),
+    ops: { resize: { w: 40 }, format: 'webp' },
+  }),
+  frameBomb: () => ({ path: '/v1/image', body: gifFrameBomb(3000, 1000), ops: { format: 'webp' } }),
+  info: () => ({ path: '/v1/image/info', body: corpus('Landscape_1.jpg'), ops: { resize: { w: 64 } } }),
+};
+type RawKind = keyof typeof rawBodies;
+const isRawKind = (kind: string): kind is RawKind => kind in rawBodies;
+
+export type Kind = keyof typeof forms | RawKind | 'noAuth' | 'wrongType' | 'healthz';
 export const MIXED_KINDS: Kind[] = [
   'valid',
   'valid',
@@ -51,6 +70,10 @@ export const MIXED_KINDS: Kind[] = [
   'noAuth',
   'wrongType',
   'healthz',
+  'rawValid',
+  'animated',
+  'frameBomb',
+  'info',
 ];
 
 /** Sends one request of `kind`, reads the whole answer and records it; transport errors are counted apart. */
@@ -70,28 +93,38 @@ export async function send(
     const res =
       kind === 'healthz'
         ? await request(`${url}/healthz`, common)
-        : kind === 'wrongType'
-          ? await request(`${url}/v1/image`, {
-              ...common,
-              method: 'POST',
-              headers: { ...auth, 'content-type': 'text/plain' },
-              body: 'hello',
-            })
-          : await (() => {
-              const form = forms[kind === 'noAuth' ? 'valid' : kind]();
-              const headers = kind === 'noAuth' ? form.headers : { ...form.headers, ...auth };
-              return request(`${url}/v1/image`, { ...common, method: 'POST', headers, body: form.payload });
-            })();
+        : isRawKind(kind)
+          ? await (() => {
+              const { path, body, ops } = rawBodies[kind]();
+              const query = `?operations=${encodeURIComponent(JSON.stringify(ops))}`;
+              const headers = { ...auth, 'content-type': 'application/octet-stream' };
+              return request(`${url}${path}${query}`, { ...common, method: 'POST', headers, body });
+            })()
+          : kind === 'wrongType'
+            ? await request(`${url}/v1/image`, {
+                ...common,
+                method: 'POST',
+                headers: { ...auth, 'content-type': 'text/plain' },
+                body: 'hello',
+              })
+            : await (() => {
+                const form = forms[kind === 'noAuth' ? 'valid' : kind]();
+                const headers = kind === 'noAuth' ? form.headers : { ...form.headers, ...auth };
+                return request(`${url}/v1/image`, { ...common, method: 'POST', headers, body: form.payload });
+              })();
     const body = Buffer.from(await res.body.arrayBuffer());
     let code = String(res.statusCode);
-    if (res.statusCode === 200) code = kind === 'healthz' ? 'healthz 200' : 'ok';
+    // A probe's 200 counts no quota unit: it is tallied apart from the images.
+    const isImage = kind !== 'healthz' && kind !== 'info';
+    if (res.statusCode === 200)
+      code = kind === 'healthz' ? 'healthz 200' : kind === 'info' ? 'info 200' : 'ok';
     else if (String(res.headers['content-type']).startsWith('application/json')) {
       code = String(
         (JSON.parse(body.toString()) as { error?: { code?: string } }).error?.code ?? res.statusCode,
       );
     } else code = `non-json-${res.statusCode}`;
-    tally.record(res.statusCode, code, kind !== 'healthz');
-    return { status: res.statusCode, code, isImage: kind !== 'healthz' };
+    tally.record(res.statusCode, code, isImage);
+    return { status: res.statusCode, code, isImage };
   } catch {
     tally.transportError();
     return undefined;

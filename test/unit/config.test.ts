@@ -29,6 +29,8 @@ test('config: defaults are those of operator-contract §3', () => {
   assert.equal(c.logLevel, 'info');
   assert.equal(c.requestTimeoutMs, 120_000);
   assert.equal(c.instanceDeadAfterMs, 60_000);
+  assert.equal(c.maxAnimationFrames, 300);
+  assert.equal(c.infoRateLimit, 120);
 });
 
 const invalid: [string, string][] = [
@@ -47,6 +49,8 @@ const invalid: [string, string][] = [
   ['SMTP_URL', 'http://mail'],
   ['REQUEST_TIMEOUT_MS', '0'],
   ['INSTANCE_DEAD_AFTER_MS', '500'],
+  ['MAX_ANIMATION_FRAMES', '0'],
+  ['INFO_RATE_LIMIT', 'many'],
 ];
 
 for (const [name, value] of invalid) {

@@ -21,6 +21,7 @@ import { readImageRequest } from '../image-request.ts';
 import { routeSchema } from '../openapi.ts';
 import { methodNotAllowed } from '../request-errors.ts';
 import { IMAGE_ROUTE_DOC } from '../openapi-image.ts';
+import { acceptRawImageBodies } from '../raw-image-body.ts';
 
 const IMAGE_SCHEMA = routeSchema(IMAGE_ROUTE_DOC);
 
@@ -79,6 +80,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
     maxInputPixels: config.maxInputPixels,
     processTimeoutMs: config.processTimeoutMs,
     avifEffort: config.avifEffort,
+    maxAnimationFrames: config.maxAnimationFrames,
   };
 
   app.post(
@@ -124,6 +126,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
             'X-Service-Output-Bytes': out.data.length,
             'X-Service-Output-Width': out.width,
             'X-Service-Output-Height': out.height,
+            'X-Service-Output-Frames': out.frames,
             'X-Service-Operations': out.applied.join(','),
             'X-Service-Quota-Limit': limit,
             'X-Service-Quota-Remaining': remainingUnits(limit, reservation.used),
@@ -148,6 +151,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
   // Without a text/plain parser, a body that is neither multipart nor JSON is an unsupported media type, which the
   // error handler answers with this route's bad-body code (bad_upload), as JSON like every other error.
   app.removeContentTypeParser('text/plain');
+  acceptRawImageBodies(app);
 }
 
 declare module 'fastify' {

@@ -34,6 +34,8 @@ function operationsFromForm() {
     ops.resize = { fit: $('fit').value };
     if (w !== '') ops.resize.w = Number(w);
     if (h !== '') ops.resize.h = Number(h);
+    // attention and entropy choose cover's crop (the API refuses them with the other fits, saying so).
+    if ($('position').value !== '') ops.resize.position = $('position').value;
   }
   if ($('format').value !== '') ops.format = $('format').value;
   const quality = $('quality').value.trim();
@@ -217,7 +219,7 @@ $('form').addEventListener('submit', run);
 $('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
 $('url').addEventListener('input', useUrl);
-for (const id of ['key', 'url', 'w', 'h', 'fit', 'format', 'quality', 'strip']) {
+for (const id of ['key', 'url', 'w', 'h', 'fit', 'position', 'format', 'quality', 'strip']) {
   $(id).addEventListener('input', updateCurl);
   $(id).addEventListener('change', updateCurl);
 }

@@ -1,0 +1,119 @@
+// POST /v1/image/info: auth → the key's per-minute limit → read input (any image form) → header-only probe → JSON.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { checkInfoRate } from '../../accounts/rate-limit.ts';
+import type { AppContext } from '../../context.ts';
+import { fetchImage } from '../../fetch/guarded-fetch.ts';
+import { observeFetch } from '../../metrics.ts';
+import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
+import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/probe.ts';
+import { accountOf, requireApiKey } from '../auth.ts';
+import { readImageProbeRequest } from '../image-request.ts';
+import { IMAGE_INFO_BODY } from '../openapi-image.ts';
+import { routeSchema, type RouteDoc } from '../openapi.ts';
+import { acceptRawImageBodies } from '../raw-image-body.ts';
+
+const INPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff'] as const;
+
+const infoResponseSchema = z.object({
+  format: z.enum(INPUT_FORMATS).describe('The input format, from its bytes.'),
+  width: z.number().int().describe('Upright width (after the EXIF orientation), one frame.'),
+  height: z.number().int().describe('Upright height (after the EXIF orientation), one frame.'),
+  orientation: z.number().int().describe('EXIF orientation 1–8 (1 when absent).'),
+  hasAlpha: z.boolean(),
+  frames: z.number().int().describe('Frames in the file (more than 1: an animated GIF or WebP).'),
+  iccProfile: z.string().nullable().describe("The ICC profile's description; null without a profile."),
+  bytes: z.number().int().describe('Size of the input in bytes.'),
+  metadata: z
+    .object({ exif: z.boolean(), xmp: z.boolean(), iptc: z.boolean(), icc: z.boolean() })
+    .describe('Which metadata blocks the input holds.'),
+  withinLimits: z
+    .boolean()
+    .describe(
+      'False when POST /v1/image would refuse it (MAX_INPUT_PIXELS over every frame, MAX_ANIMATION_FRAMES).',
+    ),
+  output: z
+    .object({
+      format: z.enum(OUTPUT_FORMATS),
+      width: z.number().int(),
+      height: z.number().int(),
+      frames: z.number().int(),
+    })
+    .optional()
+    .describe('With operations: what POST /v1/image would write (computed, no pixel processed).'),
+});
+
+export const IMAGE_INFO_DOC: RouteDoc = {
+  operationId: 'imageInfo',
+  tag: 'Images',
+  summary: "Probe an image's header: format, size, orientation, frames, profile; counts no quota",
+  description: `Takes the same forms as POST /v1/image (multipart \`image\`, a \`url\`, or the raw body) with the same key,
+reads only the image's header and answers JSON. With \`operations\` (optional here) it also answers the output's format,
+size and frames that POST /v1/image would produce, without processing a pixel. Counts nothing against the quota; limited
+to INFO_RATE_LIMIT calls per minute per key (429 rate_limited with Retry-After). A url is fetched under every rule of
+POST /v1/image (SSRF guard, redirects, size and time limits). With operations, an image POST /v1/image would refuse for
+its pixels or frames is 413 image_too_large here too.`,
+  auth: true,
+  body: IMAGE_INFO_BODY,
+  querystring: {
+    type: 'object',
+    properties: {
+      operations: { type: 'string', description: 'The operations JSON, URL-encoded, for the raw-body form.' },
+    },
+  },
+  success: { status: 200, description: "The image's header facts.", schema: infoResponseSchema },
+  errors: [
+    'invalid_operations',
+    'no_image',
+    'bad_upload',
+    'bad_url',
+    'bad_url_scheme',
+    'blocked_url',
+    'too_many_redirects',
+    'fetch_failed',
+    'fetch_timeout',
+    'fetch_busy',
+    'image_too_large',
+    'unprocessable_image',
+    'rate_limited',
+    'store_unavailable',
+  ],
+};
+
+export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  const { config } = ctx;
+  app.post(
+    '/v1/image/info',
+    {
+      onRequest: requireApiKey(ctx),
+      config: { badBodyCode: 'bad_upload' },
+      schema: routeSchema(IMAGE_INFO_DOC),
+    },
+    async (request) => {
+      await checkInfoRate(ctx.store.db, accountOf(request).accountId, config.infoRateLimit);
+      const { source, operations } = await readImageProbeRequest(
+        request,
+        ctx.operations,
+        config.maxUploadBytes,
+      );
+      const input =
+        source.kind === 'upload'
+          ? source.bytes
+          : await observeFetch(ctx.metrics, fetchImage(ctx, source.url));
+      const facts = await probeImage(input);
+      // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
+      const output = predictOutput(facts, operations ?? {});
+      let fits = true;
+      try {
+        checkDecodeLimits(facts, output.frames, config);
+      } catch (err) {
+        if (operations) throw err;
+        fits = false;
+      }
+      return operations ? { ...facts, withinLimits: fits, output } : { ...facts, withinLimits: fits };
+    },
+  );
+  // Only the image forms: a text/plain body is an unsupported media type (bad_upload), as on POST /v1/image.
+  app.removeContentTypeParser('text/plain');
+  acceptRawImageBodies(app);
+}

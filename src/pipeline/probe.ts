@@ -1,0 +1,160 @@
+// owns: POST /v1/image/info's answer: what an image's header says, and what POST /v1/image would write for it.
+import sharp from 'sharp';
+import {
+  HEIC_NOT_DECODABLE,
+  NOT_AN_ACCEPTED_IMAGE,
+  tooManyFrames,
+  tooManyPixels,
+  unprocessableImage,
+} from './errors.ts';
+import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
+import type { Operations, OutputFormat } from './operations.ts';
+import { resizeTarget } from './steps.ts';
+
+export interface ImageFacts {
+  format: Exclude<InputFormat, 'heic'>;
+  /** Upright size (after the EXIF orientation), as the pipeline sees it. */
+  width: number;
+  height: number;
+  /** EXIF orientation 1–8 (1 when absent). */
+  orientation: number;
+  hasAlpha: boolean;
+  /** Frames (pages) in the file: more than 1 for an animated GIF or WebP. */
+  frames: number;
+  /** The ICC profile's own description, null without a profile (or when it has none readable). */
+  iccProfile: string | null;
+  bytes: number;
+  metadata: { exif: boolean; xmp: boolean; iptc: boolean; icc: boolean };
+}
+
+export interface OutputFacts {
+  format: OutputFormat;
+  width: number;
+  height: number;
+  frames: number;
+}
+
+/** True when an input of this format with this many frames is written with all of them (issue 25, animation). */
+export function keepsFrames(input: InputFormat, frames: number, output: OutputFormat): boolean {
+  return frames > 1 && (input === 'gif' || input === 'webp') && output === 'webp';
+}
+
+/** MAX_ANIMATION_FRAMES' default, for callers of processImage that pass no frame cap (bench, tools). */
+export const DEFAULT_MAX_ANIMATION_FRAMES = 300;
+
+export interface FrameLimits {
+  maxInputPixels: number;
+  maxAnimationFrames?: number | undefined;
+}
+
+/**
+ * The limits on what is decoded, from the header alone: an animation whose frames are kept counts every frame
+ * against MAX_INPUT_PIXELS and is capped at MAX_ANIMATION_FRAMES (413 image_too_large either way, as the pixel
+ * limit is); when only the first frame is decoded, that frame is what counts, as before animation support.
+ */
+export function checkDecodeLimits(frame: Size, decodedFrames: number, limits: FrameLimits): void {
+  const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
+  if (decodedFrames > maxFrames) throw tooManyFrames(maxFrames);
+  if (frame.width * frame.height * decodedFrames > limits.maxInputPixels) throw tooManyPixels();
+}
+
+interface Size {
+  width: number;
+  height: number;
+}
+
+const PROFILE_TAG_TABLE = 128;
+
+/**
+ * The `desc` tag of an ICC profile: v2 textDescriptionType (ASCII) or v4 multiLocalizedUnicodeType (UTF-16BE,
+ * the first record). Undefined for anything malformed: the bytes are the client's.
+ */
+export function iccDescription(profile: Buffer): string | undefined {
+  if (profile.length < PROFILE_TAG_TABLE + 4) return undefined;
+  const count = profile.readUInt32BE(PROFILE_TAG_TABLE);
+  for (let i = 0; i < Math.min(count, 256); i++) {
+    const entry = PROFILE_TAG_TABLE + 4 + i * 12;
+    if (entry + 12 > profile.length) return undefined;
+    if (profile.toString('latin1', entry, entry + 4) !== 'desc') continue;
+    const offset = profile.readUInt32BE(entry + 4);
+    const size = profile.readUInt32BE(entry + 8);
+    if (offset + size > profile.length || size < 12) return undefined;
+    const tag = profile.subarray(offset, offset + size);
+    const type = tag.toString('latin1', 0, 4);
+    if (type === 'desc') {
+      const length = tag.readUInt32BE(8);
+      if (12 + length > tag.length) return undefined;
+      return tag.toString('latin1', 12, 12 + length).replace(/\0+$/, '') || undefined;
+    }
+    if (type === 'mluc' && tag.length >= 28) {
+      const length = tag.readUInt32BE(20);
+      const start = tag.readUInt32BE(24);
+      if (start + length > tag.length) return undefined;
+      return (
+        tag
+          .subarray(start, start + length)
+          .swap16()
+          .toString('utf16le')
+          .replace(/\0+$/, '') || undefined
+      );
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Reads the header only (sharp's metadata: no pixel is decoded); 422 for what POST /v1/image would not decode. */
+export async function probeImage(input: Buffer): Promise<ImageFacts> {
+  const format = sniffImageFormat(input);
+  if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
+  if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
+  const meta = await sharp(input, { limitInputPixels: false })
+    .metadata()
+    .catch((err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      throw unprocessableImage(`The image could not be read: ${message.split('\n')[0]}`, err);
+    });
+  if (!decodedAsSniffed(format, meta.format)) {
+    throw unprocessableImage(`The file starts like ${format} but is not a ${format} image`);
+  }
+  if (meta.compression === 'hevc') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  const frames = Math.max(1, meta.pages ?? 1);
+  // Read as one page, width and height are one frame's.
+  const width = meta.width ?? 0;
+  const height = meta.height ?? 0;
+  if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');
+  const orientation = meta.orientation ?? 1;
+  const transposed = orientation >= 5;
+  return {
+    format,
+    width: transposed ? height : width,
+    height: transposed ? width : height,
+    orientation,
+    hasAlpha: meta.hasAlpha === true,
+    frames,
+    iccProfile: meta.icc ? (iccDescription(meta.icc) ?? null) : null,
+    bytes: input.length,
+    metadata: {
+      exif: meta.exif !== undefined,
+      xmp: meta.xmp !== undefined,
+      iptc: meta.iptc !== undefined,
+      icc: meta.icc !== undefined,
+    },
+  };
+}
+
+/** What POST /v1/image writes for these facts and operations, from the same pure resize function it uses. */
+export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
+  const format = ops.format ?? defaultOutputFormat(facts.format);
+  const r = ops.resize;
+  const size = r
+    ? resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, facts)
+    : { width: facts.width, height: facts.height };
+  return {
+    format,
+    width: size.width,
+    height: size.height,
+    frames: keepsFrames(facts.format, facts.frames, format) ? facts.frames : 1,
+  };
+}
