@@ -67,6 +67,7 @@ const envSchema = z.object({
   MAX_CONCURRENT_JOBS: positiveInt.default(2),
   MAX_CONCURRENT_FETCHES: positiveInt.default(4),
   AVIF_EFFORT: z.coerce.number().int().min(0).max(9).default(2),
+  ISOLATE_JOBS: z.enum(['risky', 'all']).default('risky'),
   QUOTA_FREE: nonNegativeInt.default(1000),
   QUOTA_STARTER: nonNegativeInt.default(5000),
   QUOTA_GROWTH: nonNegativeInt.default(25_000),
@@ -133,6 +134,8 @@ export interface Config {
   maxConcurrentJobs: number;
   maxConcurrentFetches: number;
   avifEffort: number;
+  /** Which jobs run in killable child processes: `risky` (see needsIsolation) or `all`. */
+  isolateJobs: 'risky' | 'all';
   quotas: Record<Tier, number>;
   magicLinkTtlSeconds: number;
   signupRateLimit: number;
@@ -203,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxConcurrentJobs: e.MAX_CONCURRENT_JOBS,
     maxConcurrentFetches: e.MAX_CONCURRENT_FETCHES,
     avifEffort: e.AVIF_EFFORT,
+    isolateJobs: e.ISOLATE_JOBS,
     quotas: { free: e.QUOTA_FREE, starter: e.QUOTA_STARTER, growth: e.QUOTA_GROWTH, scale: e.QUOTA_SCALE },
     magicLinkTtlSeconds: e.MAGIC_LINK_TTL_SECONDS,
     signupRateLimit: e.SIGNUP_RATE_LIMIT,

@@ -5,9 +5,11 @@ import {
   HEIC_NOT_DECODABLE,
   NOT_AN_ACCEPTED_IMAGE,
   processTimeout,
+  tooManyJpegScans,
   tooManyPixels,
   unprocessableImage,
 } from './errors.ts';
+import { MAX_JPEG_SCANS, readJpegStructure } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { PIPELINE_STEPS, type StepContext } from './steps.ts';
@@ -58,6 +60,9 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
     throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   }
   if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (inputFormat === 'jpeg' && (readJpegStructure(input)?.scans ?? 0) > MAX_JPEG_SCANS) {
+    throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
+  }
 
   const image = sharp(input, sharpInputOptions(limits.maxInputPixels));
   image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
