@@ -27,6 +27,7 @@ const USAGE = `usage: npm run bench -- [options]
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
                        default: sharp's own default (1 on glibc without jemalloc)
+  --isolate MODE       the service's ISOLATE_JOBS (risky or all): all runs every job in a child process
   --synthetic          use the seeded synthetic photograph even when a Debian photo is installed
   --out FILE           markdown file to update (default BENCHMARKS.md; --quick: a temp file)`;
 
@@ -38,6 +39,7 @@ const { values: args } = parseArgs({
     workloads: { type: 'string' },
     concurrency: { type: 'string', default: '2' },
     synthetic: { type: 'boolean', default: false },
+    isolate: { type: 'string' },
     'sharp-concurrency': { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -59,6 +61,7 @@ const outPath = resolve(
 );
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 const serviceEnv: Record<string, string> = { MAX_CONCURRENT_JOBS: String(concurrency) };
+if (args.isolate) serviceEnv.ISOLATE_JOBS = args.isolate;
 if (args['sharp-concurrency']) {
   // sharp keeps libvips at 1 thread on glibc unless MALLOC_ARENA_MAX is set; then VIPS_CONCURRENCY applies.
   sharp.concurrency(Number(args['sharp-concurrency']));
