@@ -102,6 +102,12 @@ export interface CheckoutClaimTable {
   created_at: string;
 }
 
+/** A checkout session this service created, by SHA-256 of its id. */
+export interface CheckoutSessionTable {
+  session_id_hash: string;
+  created_at: string;
+}
+
 /** Local payment provider (no STRIPE_SECRET_KEY): times are epoch seconds, like a provider's. */
 export interface LocalCustomerTable {
   id: string;
@@ -146,6 +152,7 @@ export interface Database {
   rate_limits: RateLimitTable;
   billing_events: BillingEventTable;
   checkout_claims: CheckoutClaimTable;
+  checkout_sessions: CheckoutSessionTable;
   local_customers: LocalCustomerTable;
   local_checkout_sessions: LocalCheckoutSessionTable;
   local_subscriptions: LocalSubscriptionTable;
