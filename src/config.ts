@@ -160,7 +160,18 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Longest a client may take to send a whole request (headers and body) before a 408. */
   requestTimeoutMs: number;
+  /** NODE_ENV as given (unset: development). */
+  nodeEnv: string;
+  /** Fail closed: true for every NODE_ENV but development and test (see isProductionEnv). */
   isProduction: boolean;
+}
+
+/**
+ * Development surfaces (dev key, local billing) exist only when NODE_ENV is exactly `development` or `test`
+ * (unset means development): any other value, however spelled (`Production`, `prod`, `staging`), is production.
+ */
+export function isProductionEnv(nodeEnv: string): boolean {
+  return nodeEnv !== 'development' && nodeEnv !== 'test';
 }
 
 /** The base URL of an instance without PUBLIC_BASE_URL: this machine, on its port. */
@@ -213,7 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupRateWindowSeconds: e.SIGNUP_RATE_WINDOW_SECONDS,
     trustProxy: e.TRUST_PROXY,
     localBilling:
-      !e.STRIPE_SECRET_KEY && (e.LOCAL_BILLING ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
+      !e.STRIPE_SECRET_KEY && (e.LOCAL_BILLING ?? (isProductionEnv(e.NODE_ENV) ? 'off' : 'on')) === 'on',
     fetchAllowCidrs: e.FETCH_ALLOW_CIDRS,
     devKey: e.DEV_KEY,
     smtpUrl: e.SMTP_URL,
@@ -233,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
-    isProduction: e.NODE_ENV === 'production',
+    nodeEnv: e.NODE_ENV,
+    isProduction: isProductionEnv(e.NODE_ENV),
   };
 }

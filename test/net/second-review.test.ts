@@ -1,8 +1,14 @@
 // The second security review's findings (issue 22 items 4–7), each reproduced against a real listening server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestServer } from '../helpers/app.ts';
 import { PUBLIC_BASE_URL } from '../helpers/billing.ts';
+import { startServerProcess } from '../helpers/processes.ts';
+import { linkOf, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { startStripeStub, stripeEnv } from '../helpers/stripe-stub.ts';
 
 test('session key: only sessions this service created reach the provider; any other id is 404 session_not_found without a provider call', async (t) => {
@@ -39,4 +45,82 @@ test('session key: only sessions this service created reach the provider; any ot
   assert.equal(res.status, 200);
   assert.match(((await res.json()) as { apiKey: string }).apiKey, /^imgp_/);
   assert.equal(sessionCalls(), before + 1, 'our own session is read from the provider');
+});
+
+function tempDataDir(t: import('node:test').TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-review2-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('NODE_ENV fails closed: NODE_ENV=Production prints no dev key and hands out no local checkout', async (t) => {
+  const server = await startServerProcess({
+    NODE_ENV: 'Production',
+    DATA_DIR: tempDataDir(t),
+    LOG_LEVEL: 'info',
+  });
+  t.after(() => server.stop());
+  const checkout = await fetch(`${server.url}/v1/billing/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tier: 'starter', email: 'buyer@example.com' }),
+  });
+  assert.equal(checkout.status, 503);
+  assert.equal(((await checkout.json()) as { error: { code: string } }).error.code, 'provider_unavailable');
+  assert.equal((await fetch(`${server.url}/dev/billing/checkout/cs_local_x`)).status, 404);
+  await server.stop();
+  const output = server.output.stdout + server.output.stderr;
+  assert.doesNotMatch(output, /dev key:|imgp_[0-9A-Za-z]{20,}/);
+  assert.match(output, /NODE_ENV=Production is neither development nor test: running as production/);
+});
+
+test('production without SMTP_URL: the start says once that mail goes to files, and no log line carries a link token', async (t) => {
+  const dataDir = tempDataDir(t);
+  const server = await startServerProcess({ NODE_ENV: 'production', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+  t.after(() => server.stop());
+  const res = await fetch(`${server.url}/v1/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'new@example.com' }),
+  });
+  assert.equal(res.status, 202);
+  const outbox = join(dataDir, 'outbox');
+  for (
+    let i = 0;
+    i < 250 && !(existsSync(outbox) && readdirSync(outbox).some((f) => f.endsWith('.eml')));
+    i++
+  ) {
+    await sleep(20);
+  }
+  const eml = readdirSync(outbox).find((f) => f.endsWith('.eml')) ?? '';
+  const token = /token=3D([\w-]+)|token=([\w-]+)/.exec(readFileSync(join(outbox, eml), 'utf8'));
+  const value = token?.[1] ?? token?.[2] ?? '';
+  assert.ok(value.length >= 20, 'the mail carries a token');
+  await server.stop();
+  const lines = server.output.stdout.split('\n');
+  assert.equal(lines.filter((l) => l.includes('mail is written as .eml files')).length, 1);
+  assert.ok(
+    lines.some((l) => l.includes('mail written to outbox')),
+    'the mail is logged',
+  );
+  assert.ok(!lines.some((l) => l.includes(value)), 'no log line carries the token');
+});
+
+test('outbox erase reaches the disk: after a link mail is sent, neither the SQLite file nor its WAL holds the token', async (t) => {
+  const sink = await startSmtpSink(t);
+  const server = await startTestServer(t, { SMTP_URL: sink.url });
+  const res = await fetch(`${server.url}/v1/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'new@example.com' }),
+  });
+  assert.equal(res.status, 202);
+  const [mail] = await sink.waitForMessages(1);
+  await server.ctx.mailer.idle();
+  const { token } = linkOf(mail!);
+  const file = join(server.dataDir, 'imgpipe.db');
+  for (const path of [file, `${file}-wal`]) {
+    const bytes = existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
+    assert.equal(bytes.includes(token), false, `${path} holds the token`);
+  }
 });
