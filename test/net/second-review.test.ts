@@ -1,13 +1,24 @@
 // The second security review's findings (issue 22 items 4–7), each reproduced against a real listening server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestServer } from '../helpers/app.ts';
 import { PUBLIC_BASE_URL } from '../helpers/billing.ts';
+import { runCli, startServe } from '../helpers/process.ts';
 import { startServerProcess } from '../helpers/processes.ts';
+import { killOnExit } from '../helpers/spawned.ts';
 import { linkOf, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { startStripeStub, stripeEnv } from '../helpers/stripe-stub.ts';
 
@@ -123,4 +134,35 @@ test('outbox erase reaches the disk: after a link mail is sent, neither the SQLi
     const bytes = existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
     assert.equal(bytes.includes(token), false, `${path} holds the token`);
   }
+});
+
+test('serve lock: a lock naming a live process that is not its imgpipe serve (a reused pid) does not block start-up', async (t) => {
+  const other = killOnExit(spawn('sleep', ['60'], { stdio: 'ignore' }));
+  t.after(() => other.kill('SIGKILL'));
+  const pid = other.pid as number;
+  for (const lock of [JSON.stringify({ pid, started: '1' }), String(pid)]) {
+    const dataDir = tempDataDir(t);
+    writeFileSync(join(dataDir, 'imgpipe.db.serve.lock'), lock);
+    const server = await startServe({ DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'test' });
+    t.after(() => server.child.kill('SIGKILL'));
+    assert.equal((await fetch(`${server.match[1]}/healthz`)).status, 200, `started over the lock ${lock}`);
+  }
+});
+
+test('serve lock: a database reached through a symlink is the same database, so a second serve refuses', async (t) => {
+  const dataDir = tempDataDir(t);
+  const first = await startServe({ DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'test' });
+  t.after(() => first.child.kill('SIGKILL'));
+  const elsewhere = tempDataDir(t);
+  const link = join(elsewhere, 'link.db');
+  symlinkSync(join(dataDir, 'imgpipe.db'), link);
+  const second = await runCli(['serve'], {
+    DATA_DIR: elsewhere,
+    DATABASE_URL: `sqlite:${link}`,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+  });
+  assert.equal(second.code, 1);
+  assert.match(second.stderr, /link\.db is already served by process \d+/);
+  assert.equal((await fetch(`${first.match[1]}/healthz`)).status, 200, 'the first server still serves');
 });
