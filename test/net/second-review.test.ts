@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import {
   existsSync,
   mkdtempSync,
@@ -14,7 +15,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer } from '../helpers/app.ts';
+import { buildServer } from '../../src/http/server.ts';
+import { buildTestApp, startTestServer } from '../helpers/app.ts';
+import { listen } from '../helpers/http-client.ts';
 import { PUBLIC_BASE_URL } from '../helpers/billing.ts';
 import { runCli, startServe } from '../helpers/process.ts';
 import { startServerProcess } from '../helpers/processes.ts';
@@ -165,4 +168,39 @@ test('serve lock: a database reached through a symlink is the same database, so 
   assert.equal(second.code, 1);
   assert.match(second.stderr, /link\.db is already served by process \d+/);
   assert.equal((await fetch(`${first.match[1]}/healthz`)).status, 200, 'the first server still serves');
+});
+
+/** Writes `data` on a raw socket and resolves with everything the server sent before it closed. */
+function rawExchange(port: number, data: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(data));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+  });
+}
+
+test('hand-written 400, 408 and 431 answers carry nosniff and the Content-Security-Policy like every answer', async (t) => {
+  const { ctx } = await buildTestApp(t);
+  const app = await buildServer(ctx, {
+    timeouts: { headersTimeoutMs: 300, requestTimeoutMs: 600, connectionsCheckingIntervalMs: 50 },
+  });
+  t.after(() => app.close());
+  const port = Number(new URL(await listen(app)).port);
+  const answers = {
+    400: await rawExchange(port, 'NOT HTTP AT ALL\r\n\r\n'),
+    408: await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n'),
+    431: await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+  };
+  for (const [status, answer] of Object.entries(answers)) {
+    const head = answer.split('\r\n\r\n')[0] ?? '';
+    assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} `));
+    assert.match(head, /\r\nX-Content-Type-Options: nosniff\r\n/i, `${status} has nosniff`);
+    assert.match(
+      head,
+      /\r\nContent-Security-Policy: default-src 'self';[^\r]*frame-ancestors 'none'/i,
+      `${status} has the CSP`,
+    );
+  }
 });
