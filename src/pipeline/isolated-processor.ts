@@ -92,6 +92,8 @@ function startChild(memoryLimitBytes: number): ChildProcess {
   );
   // Idle children must not keep the process alive; the server does while it listens.
   child.unref();
+  // A child that cannot start or whose channel breaks ends its job through 'exit' or the deadline, not a crash.
+  child.on('error', () => child.kill('SIGKILL'));
   child.channel?.unref();
   return child;
 }
@@ -159,7 +161,13 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
         child.on('message', onMessage);
         child.once('exit', onExit);
         signal.addEventListener('abort', onAbort, { once: true });
-        child.send({ input, ops, limits } satisfies IsolatedJob);
+        try {
+          child.send({ input, ops, limits } satisfies IsolatedJob, (err) => {
+            if (err) onExit();
+          });
+        } catch {
+          onExit();
+        }
       });
     },
     close() {
