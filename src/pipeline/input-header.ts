@@ -30,13 +30,23 @@ function entropyEnd(buf: Buffer, from: number): number {
   return buf.length;
 }
 
-/** Walks a JPEG's markers (without decoding) for its frame header and its number of scans. */
+/** Walks a JPEG's markers (without decoding) for its first frame header and its number of scans. */
 export function readJpegStructure(buf: Buffer): JpegStructure | undefined {
+  const { frame, scans } = walkJpeg(buf);
+  return frame && { ...frame, scans };
+}
+
+function walkJpeg(buf: Buffer): { frame: Omit<JpegStructure, 'scans'> | undefined; scans: number } {
   let frame: Omit<JpegStructure, 'scans'> | undefined;
   let scans = 0;
   let at = 2;
   while (at + 4 <= buf.length && scans <= MAX_JPEG_SCANS) {
-    if (buf[at] !== 0xff) break;
+    if (buf[at] !== 0xff) {
+      // Like libjpeg, skip stray bytes to the next marker: scans hidden behind garbage still count.
+      at = buf.indexOf(0xff, at);
+      if (at < 0) break;
+      continue;
+    }
     const marker = buf[at + 1] ?? 0;
     if (marker === 0xff) {
       at += 1;
@@ -63,7 +73,12 @@ export function readJpegStructure(buf: Buffer): JpegStructure | undefined {
     }
     at += 2 + length;
   }
-  return frame && { ...frame, scans };
+  return { frame, scans };
+}
+
+/** Scans of a JPEG, counted up to MAX_JPEG_SCANS + 1, whether or not it has a readable frame header. */
+export function jpegScanCount(buf: Buffer): number {
+  return walkJpeg(buf).scans;
 }
 
 /** Width and height as the file's header declares them, or undefined when the header cannot be read. */

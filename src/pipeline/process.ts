@@ -9,7 +9,7 @@ import {
   tooManyPixels,
   unprocessableImage,
 } from './errors.ts';
-import { MAX_JPEG_SCANS, readJpegStructure } from './input-header.ts';
+import { jpegScanCount, MAX_JPEG_SCANS } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { PIPELINE_STEPS, type StepContext } from './steps.ts';
@@ -60,7 +60,7 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
     throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   }
   if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
-  if (inputFormat === 'jpeg' && (readJpegStructure(input)?.scans ?? 0) > MAX_JPEG_SCANS) {
+  if (inputFormat === 'jpeg' && jpegScanCount(input) > MAX_JPEG_SCANS) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
 

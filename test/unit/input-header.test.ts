@@ -2,7 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { declaredSize, MAX_JPEG_SCANS, readJpegStructure } from '../../src/pipeline/input-header.ts';
+import {
+  declaredSize,
+  jpegScanCount,
+  MAX_JPEG_SCANS,
+  readJpegStructure,
+} from '../../src/pipeline/input-header.ts';
 import { ISOLATE_ABOVE_PIXELS, needsIsolation } from '../../src/pipeline/isolated-processor.ts';
 import { progressiveScanBomb, tiffBomb, webpExtendedBomb, webpLosslessBomb } from '../helpers/bombs.ts';
 import { corpus } from '../helpers/corpus.ts';
@@ -32,6 +37,14 @@ test('JPEG scans: a scan bomb is counted past the limit from its markers', () =>
   assert.equal(structure?.width, 6300);
   assert.ok((structure?.scans ?? 0) > MAX_JPEG_SCANS);
   assert.equal(readJpegStructure(progressiveScanBomb(64, 64, 40))?.scans, 40);
+  // Stray bytes before a marker (libjpeg skips them) do not hide the scans behind them.
+  const firstScan = bomb.indexOf(Buffer.from([0xff, 0xda]));
+  const withJunk = Buffer.concat([
+    bomb.subarray(0, firstScan),
+    Buffer.from('junk'),
+    bomb.subarray(firstScan),
+  ]);
+  assert.ok(jpegScanCount(withJunk) > MAX_JPEG_SCANS);
 });
 
 test('declared size: read from the header of every accepted format but AVIF', async () => {
