@@ -62,6 +62,7 @@ export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMo
     if (jpeg === undefined) return true;
     if (jpeg.scans > MAX_JPEG_SCANS) return false;
     if (jpeg.progressive && jpeg.width * jpeg.height * jpeg.scans > ISOLATE_ABOVE_SCAN_PIXELS) return true;
+    return jpeg.width * jpeg.height > ISOLATE_ABOVE_PIXELS;
   }
   const size = declaredSize(input, format);
   return size === undefined || size.width * size.height > ISOLATE_ABOVE_PIXELS;
