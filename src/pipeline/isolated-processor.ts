@@ -78,12 +78,13 @@ export function childMemoryLimitBytes(maxInputPixels: number): number {
 }
 
 function startChild(memoryLimitBytes: number): ChildProcess {
-  // sh sets the limit and execs node in its place (same pid), keeping the IPC channel on its descriptor.
+  // sh sets the limit and execs node in its place (same pid), keeping the IPC channel on its descriptor. Where the
+  // operator's own hard limit is lower, ulimit cannot raise it and that stricter limit stays.
   const child = spawn(
     '/bin/sh',
     [
       '-c',
-      'ulimit -d "$0" && exec "$@"',
+      'ulimit -d "$0" 2>/dev/null; exec "$@"',
       String(Math.ceil(memoryLimitBytes / 1024)),
       process.execPath,
       ...CHILD.execArgv,
