@@ -77,6 +77,9 @@ export function childMemoryLimitBytes(maxInputPixels: number): number {
   return 256 * 1024 * 1024 + 32 * maxInputPixels;
 }
 
+/** How libvips, libheif and libaom word a failed allocation. */
+const OUT_OF_MEMORY = /alloc|memory/i;
+
 function startChild(memoryLimitBytes: number): ChildProcess {
   // sh sets the limit and execs node in its place (same pid), keeping the IPC channel on its descriptor. Where the
   // operator's own hard limit is lower, ulimit cannot raise it and that stricter limit stays.
@@ -137,7 +140,8 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
         };
         const onMessage = (msg: IsolatedResult | { ready: true }) => {
           if ('ready' in msg || done) return;
-          finish(true);
+          // A child that met its memory limit is not trusted with the next job: its heap may stay near the limit.
+          finish(msg.ok || !OUT_OF_MEMORY.test(msg.message));
           if (msg.ok) {
             const data = msg.image.data as Uint8Array;
             resolve({ ...msg.image, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) });

@@ -163,7 +163,8 @@ async function assertSlotFreeWithTimeout(t: import('node:test').TestContext, byt
   assert.equal(res.status, 422);
   assert.equal((await errorOf(res)).code, 'process_timeout');
   assert.equal(server.ctx.jobs.inFlight, 0, 'the slot was free when the answer came');
-  assert.equal(await firstNonBusyAnswer(server.url, other, 0), 200);
+  // Another account is not turned away as busy (its own tiny job may meet the 50 ms deadline on a loaded machine).
+  assert.notEqual(await firstNonBusyAnswer(server.url, other, 0), 503);
   assert.equal(await usedUnits(server.url, server.key), 0, 'the unit is refunded');
 }
 
