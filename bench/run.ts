@@ -9,6 +9,7 @@ import { avifTable, measureAvifAcrossImages, measureAvifEfforts } from './avif-e
 import { coldStartTable, measureColdStart } from './cold-start.ts';
 import { compareWorkload, type WorkloadResult } from './compare.ts';
 import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inputs.ts';
+import { isolationTable, measureIsolation } from './isolation.ts';
 import { httpClient } from './load.ts';
 import { comparisonTables, targetChecks, targetTable } from './main-report.ts';
 import { machineLines, writeSection } from './report.ts';
@@ -23,11 +24,12 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,rawbody (rawbody: W1 multipart vs raw body, only when named)
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,rawbody (rawbody: W1 multipart vs raw body, only when named)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
                        default: sharp's own default (1 on glibc without jemalloc)
+  --isolate MODE       the service's ISOLATE_JOBS (risky or all): all runs every job in a child process
   --synthetic          use the seeded synthetic photograph even when a Debian photo is installed
   --out FILE           markdown file to update (default BENCHMARKS.md; --quick: a temp file)`;
 
@@ -39,6 +41,7 @@ const { values: args } = parseArgs({
     workloads: { type: 'string' },
     concurrency: { type: 'string', default: '2' },
     synthetic: { type: 'boolean', default: false },
+    isolate: { type: 'string' },
     'sharp-concurrency': { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -52,7 +55,7 @@ if (args.help) {
 const concurrency = Number(args.concurrency);
 const quick = args.quick;
 const sections = new Set(
-  (args.only ?? (args.soak ? 'soak' : 'main,scaling,avif,store,coldstart')).split(','),
+  (args.only ?? (args.soak ? 'soak' : 'main,scaling,avif,store,coldstart,isolation')).split(','),
 );
 if (args.soak) sections.add('soak');
 const outPath = resolve(
@@ -60,6 +63,7 @@ const outPath = resolve(
 );
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 const serviceEnv: Record<string, string> = { MAX_CONCURRENT_JOBS: String(concurrency) };
+if (args.isolate) serviceEnv.ISOLATE_JOBS = args.isolate;
 if (args['sharp-concurrency']) {
   // sharp keeps libvips at 1 thread on glibc unless MALLOC_ARENA_MAX is set; then VIPS_CONCURRENCY applies.
   sharp.concurrency(Number(args['sharp-concurrency']));
@@ -190,6 +194,22 @@ async function coldStartSection(): Promise<string> {
   ].join('\n');
 }
 
+async function isolationSection(): Promise<string> {
+  const wanted = new Set((args.workloads ?? 'W1,W2,W4,W6').split(','));
+  const workloads = (await buildWorkloads(await base())).filter((w) => wanted.has(w.id));
+  const segmentMs = quick ? 1_000 : 4_000;
+  const rounds = quick ? 1 : 3;
+  const rows = await measureIsolation(workloads, limits, { segmentMs, rounds });
+  return [
+    header('Cost of isolation: processImage in-process vs in a killable child process (ISOLATE_JOBS)', [
+      `- Input: ${(await base()).description}; one job at a time in the bench process, ${rounds} rounds of` +
+        ` ${segmentMs / 1000} s per side, alternating, after a warm-up. CPU is the bench process and its children` +
+        " (the child's own libvips and V8 included), from /proc",
+    ]),
+    isolationTable(rows),
+  ].join('\n');
+}
+
 async function soakSection(): Promise<string> {
   const durationMs = quick ? 30_000 : 300_000;
   const workloads = await buildWorkloads(await base());
@@ -231,11 +251,12 @@ const runners: Record<string, () => Promise<string>> = {
   avif: avifSection,
   store: storeSection,
   coldstart: coldStartSection,
+  isolation: isolationSection,
   soak: soakSection,
   rawbody: rawBodySection,
 };
 
-for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'soak', 'rawbody']) {
+for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'isolation', 'soak', 'rawbody']) {
   if (!sections.has(name)) continue;
   const runner = runners[name] as () => Promise<string>;
   const body = await runner();

@@ -5,14 +5,14 @@
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { ROOT, sourceHash } from './fresh-bundle.js';
+import { buildInputHash, ROOT } from './fresh-bundle.js';
 
 const dist = join(ROOT, 'dist');
 mkdirSync(dist, { recursive: true });
 // Built aside, then renamed in (build.json last): a server starting meanwhile never reads a half-written bundle.
 const staging = mkdtempSync(join(dist, '.build-'));
 try {
-  const hash = sourceHash();
+  const hash = buildInputHash();
   await build({
     entryPoints: {
       imgpipe: join(ROOT, 'src/cli/index.ts'),

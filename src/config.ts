@@ -69,6 +69,7 @@ const envSchema = z.object({
   MAX_CONCURRENT_JOBS: positiveInt.default(2),
   MAX_CONCURRENT_FETCHES: positiveInt.default(4),
   AVIF_EFFORT: z.coerce.number().int().min(0).max(9).default(2),
+  ISOLATE_JOBS: z.enum(['risky', 'all']).default('risky'),
   QUOTA_FREE: nonNegativeInt.default(1000),
   QUOTA_STARTER: nonNegativeInt.default(5000),
   QUOTA_GROWTH: nonNegativeInt.default(25_000),
@@ -141,6 +142,8 @@ export interface Config {
   maxConcurrentJobs: number;
   maxConcurrentFetches: number;
   avifEffort: number;
+  /** Which jobs run in killable child processes: `risky` (see needsIsolation) or `all`. */
+  isolateJobs: 'risky' | 'all';
   quotas: Record<Tier, number>;
   magicLinkTtlSeconds: number;
   signupRateLimit: number;
@@ -169,7 +172,18 @@ export interface Config {
   requestTimeoutMs: number;
   /** An instance without a heartbeat for this long is dead: the others refund the units its requests held. */
   instanceDeadAfterMs: number;
+  /** NODE_ENV as given (unset: development). */
+  nodeEnv: string;
+  /** Fail closed: true for every NODE_ENV but development and test (see isProductionEnv). */
   isProduction: boolean;
+}
+
+/**
+ * Development surfaces (dev key, local billing) exist only when NODE_ENV is exactly `development` or `test`
+ * (unset means development): any other value, however spelled (`Production`, `prod`, `staging`), is production.
+ */
+export function isProductionEnv(nodeEnv: string): boolean {
+  return nodeEnv !== 'development' && nodeEnv !== 'test';
 }
 
 /**
@@ -222,15 +236,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxConcurrentJobs: e.MAX_CONCURRENT_JOBS,
     maxConcurrentFetches: e.MAX_CONCURRENT_FETCHES,
     avifEffort: e.AVIF_EFFORT,
+    isolateJobs: e.ISOLATE_JOBS,
     quotas: { free: e.QUOTA_FREE, starter: e.QUOTA_STARTER, growth: e.QUOTA_GROWTH, scale: e.QUOTA_SCALE },
     magicLinkTtlSeconds: e.MAGIC_LINK_TTL_SECONDS,
     signupRateLimit: e.SIGNUP_RATE_LIMIT,
     signupRateWindowSeconds: e.SIGNUP_RATE_WINDOW_SECONDS,
     trustProxy: e.TRUST_PROXY,
     localBilling:
-      !e.STRIPE_SECRET_KEY && (e.LOCAL_BILLING ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
+      !e.STRIPE_SECRET_KEY && (e.LOCAL_BILLING ?? (isProductionEnv(e.NODE_ENV) ? 'off' : 'on')) === 'on',
     fetchAllowCidrs: e.FETCH_ALLOW_CIDRS,
-    devMailPage: !e.SMTP_URL && (e.DEV_MAIL_PAGE ?? (e.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
+    devMailPage: !e.SMTP_URL && (e.DEV_MAIL_PAGE ?? (isProductionEnv(e.NODE_ENV) ? 'off' : 'on')) === 'on',
     devKey: e.DEV_KEY,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
@@ -250,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     instanceDeadAfterMs: e.INSTANCE_DEAD_AFTER_MS,
-    isProduction: e.NODE_ENV === 'production',
+    nodeEnv: e.NODE_ENV,
+    isProduction: isProductionEnv(e.NODE_ENV),
   };
 }

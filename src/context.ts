@@ -6,7 +6,11 @@ import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, type Limiter } from './pipeline/limiter.ts';
-import { createIsolatedProcessor, type IsolatedProcessor } from './pipeline/isolated-processor.ts';
+import {
+  childMemoryLimitBytes,
+  createIsolatedProcessor,
+  type IsolatedProcessor,
+} from './pipeline/isolated-processor.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
@@ -69,7 +73,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   const refunds = createQuotaRefunds(store.db, log);
   const jobs = createLimiter(config.maxConcurrentJobs);
   const fetches = createLimiter(config.maxConcurrentFetches);
-  const isolated = createIsolatedProcessor();
+  const isolated = createIsolatedProcessor(childMemoryLimitBytes(config.maxInputPixels));
   const metrics = createMetrics({ jobs, fetches });
   const liveness = await startInstanceLiveness(store.db, log, {
     deadAfterMs: config.instanceDeadAfterMs,

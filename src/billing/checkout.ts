@@ -1,4 +1,5 @@
 // Buying a tier: start a hosted checkout, turn a paid session into an account + tier + key, open the portal.
+import { createHash } from 'node:crypto';
 import { issueFirstKey } from '../accounts/key-issuer.ts';
 import {
   noBillingAccount,
@@ -26,6 +27,7 @@ import {
   retryAfterUniqueViolation,
   type BillingDeps,
 } from './events.ts';
+import { isCheckoutSessionKnown, recordCheckoutSession } from '../store/checkout-sessions.ts';
 import type { CheckoutSessionState, SubscriptionState } from './provider.ts';
 import type { PaidTier } from './tiers.ts';
 
@@ -45,14 +47,20 @@ export async function startCheckout(
   email: string,
 ): Promise<{ url: string }> {
   const account = await findAccountByEmail(deps.db, email);
-  const { url } = await deps.provider.createCheckout({
+  const { id, url } = await deps.provider.createCheckout({
     tier,
     email: normaliseEmail(email),
     customerId: account?.billing_customer_id ?? undefined,
     successUrl: `${deps.config.publicBaseUrl}/v1/billing/session/{CHECKOUT_SESSION_ID}/key`,
     cancelUrl: pricingUrl(deps),
   });
+  await recordCheckoutSession(deps.db, sessionIdHash(id));
   return { url };
+}
+
+/** Session ids are capabilities (the key page): stored only as hashes, like keys and tokens. */
+export function sessionIdHash(sessionId: string): string {
+  return createHash('sha256').update(sessionId).digest('hex');
 }
 
 export interface SessionKeyResult {
@@ -100,6 +108,11 @@ async function provisionAccount(
  * active key; the store's one-active-key index settles any race left.
  */
 export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Promise<SessionKeyResult> {
+  if (!deps.provider.paidTiers) throw providerUnavailable(PAID_TIERS_OFF);
+  // Only sessions this service created reach the provider (operator contract §8): no call for a guessed id.
+  if (!(await isCheckoutSessionKnown(deps.db, sessionIdHash(sessionId), sessionId))) {
+    throw sessionNotFound(sessionId);
+  }
   const session = await deps.provider.retrieveCheckout(sessionId);
   if (!session?.email) {
     throw sessionNotFound(sessionId);

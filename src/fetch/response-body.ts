@@ -19,6 +19,12 @@ const DECODERS: Record<string, () => Transform> = {
   br: createBrotliDecompress,
 };
 
+/**
+ * Most codings a Content-Encoding may list. Servers apply one (rarely two); a list of thousands would have the
+ * fetch build a decoder chain of thousands on the main thread before reading a byte.
+ */
+export const MAX_CONTENT_CODINGS = 2;
+
 /** Abandons a body; undici reports its own destruction as an 'error' that nobody needs to hear. */
 export function discardBody(body: Readable): void {
   body.on('error', () => undefined);
@@ -30,12 +36,20 @@ function decodersFor(contentEncoding: string | undefined): Transform[] {
   const codings = (contentEncoding ?? '')
     .split(',')
     .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '' && c !== 'identity');
-  return codings.reverse().map((coding) => {
-    const make = DECODERS[coding];
-    if (!make) throw fetchFailed(`unsupported Content-Encoding "${coding}"`);
-    return make();
-  });
+    .filter((c) => c !== '');
+  if (codings.length > MAX_CONTENT_CODINGS) {
+    throw fetchFailed(
+      `the response lists ${codings.length} Content-Encodings; at most ${MAX_CONTENT_CODINGS} are decoded`,
+    );
+  }
+  return codings
+    .filter((c) => c !== 'identity')
+    .reverse()
+    .map((coding) => {
+      const make = DECODERS[coding];
+      if (!make) throw fetchFailed(`unsupported Content-Encoding "${coding}"`);
+      return make();
+    });
 }
 
 /** Counts encoded bytes: a decoder can swallow input while producing nothing, so the wire is capped too. */

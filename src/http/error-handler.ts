@@ -11,6 +11,7 @@ import {
   requestTimeout,
   unreadableBody,
 } from './request-errors.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -93,8 +94,11 @@ export function handleClientError(err: Error & { code?: string }, socket: Socket
         ? headersTooLarge()
         : notHttp();
   const body = JSON.stringify({ error: { code: apiErr.code, message: apiErr.message } });
+  const security = Object.entries(SECURITY_HEADERS)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `${security}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -18,10 +18,17 @@ export const DEFAULT_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The headers of every answer, including those written by hand before Fastify sees a request (400/408/431). */
+export const SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': DEFAULT_CSP,
+} as const;
+
 export function registerSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (_request, reply, payload) => {
-    reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('X-Frame-Options', 'DENY');
+    reply.header('X-Content-Type-Options', SECURITY_HEADERS['X-Content-Type-Options']);
+    reply.header('X-Frame-Options', SECURITY_HEADERS['X-Frame-Options']);
     if (!reply.hasHeader('Content-Security-Policy')) reply.header('Content-Security-Policy', DEFAULT_CSP);
     return payload;
   });

@@ -125,6 +125,9 @@ export async function buildServer(
   await app.register(webhookRoutes, { ctx });
   if (ctx.billing instanceof LocalProvider) await app.register(devBillingRoutes, { ctx });
   if (ctx.config.devMailPage) await app.register(devMailRoutes, { ctx });
+  if (ctx.config.isProduction && ctx.config.nodeEnv !== 'production') {
+    ctx.log.warn(`NODE_ENV=${ctx.config.nodeEnv} is neither development nor test: running as production`);
+  }
   if (!ctx.billing.paidTiers) {
     ctx.log.warn('paid tiers are off: production without STRIPE_SECRET_KEY and LOCAL_BILLING is not on');
   }

@@ -71,8 +71,11 @@ function smtpDelivery(smtpUrl: string, from: string): Delivery {
   };
 }
 
-/** Builds the same RFC 5322 message SMTP would carry and writes it to the outbox (atomically, via rename). */
-function outboxDelivery(dir: string, from: string, log: Logger): Delivery {
+/**
+ * Builds the same RFC 5322 message SMTP would carry and writes it to the outbox (atomically, via rename). Its links
+ * are logged for a developer only: in production a link's token never reaches the log (it gives a key or an account).
+ */
+function outboxDelivery(dir: string, from: string, log: Logger, logLinks: boolean): Delivery {
   const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   return {
     async deliver(mail) {
@@ -88,7 +91,13 @@ function outboxDelivery(dir: string, from: string, log: Logger): Delivery {
       await writeFile(`${file}.tmp`, info.message as Buffer);
       await rename(`${file}.tmp`, file);
       log.info(
-        { mailId: mail.id, to: mail.to, subject: mail.subject, file, links: mail.links },
+        {
+          mailId: mail.id,
+          to: mail.to,
+          subject: mail.subject,
+          file,
+          ...(logLinks ? { links: mail.links } : {}),
+        },
         'mail written to outbox',
       );
     },
@@ -97,14 +106,18 @@ function outboxDelivery(dir: string, from: string, log: Logger): Delivery {
 }
 
 export function createMailer(
-  config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'dataDir'>,
+  config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'dataDir' | 'isProduction'>,
   db: Db,
   log: Logger,
   options: MailWorkerOptions = DEFAULT_WORKER_OPTIONS,
 ): Mailer {
+  const outboxDir = join(config.dataDir, 'outbox');
+  if (!config.smtpUrl && config.isProduction) {
+    log.warn({ dir: outboxDir }, 'production without SMTP_URL: mail is written as .eml files, not sent');
+  }
   const delivery = config.smtpUrl
     ? smtpDelivery(config.smtpUrl, config.mailFrom)
-    : outboxDelivery(join(config.dataDir, 'outbox'), config.mailFrom, log);
+    : outboxDelivery(outboxDir, config.mailFrom, log, !config.isProduction);
   // One owner id per process: a lease names who may settle the mail.
   const owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
   let running: Promise<void> | undefined;

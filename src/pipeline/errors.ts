@@ -16,6 +16,10 @@ export function unprocessableImage(problem: string, cause?: unknown): ApiError {
 }
 
 export const NOT_AN_ACCEPTED_IMAGE = 'The file is not an image this server accepts';
+/** The problem of a JPEG refused from its markers: more scans than `limit`. */
+export function tooManyJpegScans(limit: number): string {
+  return `The JPEG has more than ${limit} scans (encoders write at most about 10) and is not decoded`;
+}
 export const HEIC_NOT_DECODABLE = 'HEIC images (HEVC-coded) cannot be decoded by this server';
 
 /** 413 image_too_large for pixels; with `limit` (MAX_INPUT_PIXELS) the message says how many are accepted. */

@@ -1,10 +1,11 @@
-// Jobs whose encoder cannot be interrupted (libheif's AVIF encode ignores sharp's timeout) run in child
-// processes that are killed at the deadline or when the client leaves, so no job slot outlives
+// Jobs that libvips cannot interrupt (AVIF encode and decode, progressive JPEG scans, very large inputs) run in
+// child processes that are killed at the deadline or when the client leaves, so no job slot outlives
 // PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one is replaced on the next job.
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
+import { declaredSize, MAX_JPEG_SCANS, readJpegStructure } from './input-header.ts';
 import type { Operations } from './operations.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
 import { repositoryPath, RUNS_FROM_BUNDLE } from '../paths.ts';
@@ -29,33 +30,90 @@ const CHILD = RUNS_FROM_BUNDLE
   ? { entry: repositoryPath('dist/isolated-child.mjs'), execArgv: [] }
   : { entry: repositoryPath('src/pipeline/isolated-child.ts'), execArgv: ['--import', 'tsx'] };
 
-/** True when the job writes AVIF: the one encoder that keeps running past sharp's timeout. */
-export function needsIsolation(input: Buffer, ops: Operations): boolean {
-  if (ops.format !== undefined) return ops.format === 'avif';
-  const sniffed = sniffImageFormat(input);
-  return sniffed !== undefined && defaultOutputFormat(sniffed) === 'avif';
+/** `risky`: only what needsIsolation marks; `all`: every job (ISOLATE_JOBS). */
+export type IsolationMode = 'risky' | 'all';
+
+/**
+ * Declared pixels above which any input is decoded in a child: a PNG, WebP or GIF decoder runs a whole image in
+ * one uninterruptible call, about 1 s at 40 MP here. 16 MP keeps phone photos (12 MP) in-process.
+ */
+export const ISOLATE_ABOVE_PIXELS = 16_000_000;
+
+/**
+ * A progressive JPEG's pixels × scans above which it is decoded in a child: libjpeg decodes every scan before the
+ * first row comes out, uninterruptibly. 160 M is a 16 MP photo with the usual 10 scans.
+ */
+export const ISOLATE_ABOVE_SCAN_PIXELS = 160_000_000;
+
+/**
+ * True when a job runs in a killable child: AVIF output (the encoder ignores sharp's timeout), AVIF/HEIF input,
+ * progressive JPEGs with many scans × pixels, and inputs declaring more than ISOLATE_ABOVE_PIXELS or whose header
+ * cannot be read. Inputs refused from their first bytes (not an image, HEIC, too many scans) stay in-process.
+ */
+export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMode = 'risky'): boolean {
+  if (mode === 'all') return true;
+  const format = sniffImageFormat(input);
+  if (format === undefined || format === 'heic') return false;
+  const output: string = ops.format ?? defaultOutputFormat(format);
+  if (output !== 'jpeg' && output !== 'png' && output !== 'webp') return true;
+  if (format === 'avif') return true;
+  if (format === 'jpeg') {
+    const jpeg = readJpegStructure(input);
+    if (jpeg === undefined) return true;
+    if (jpeg.scans > MAX_JPEG_SCANS) return false;
+    if (jpeg.progressive && jpeg.width * jpeg.height * jpeg.scans > ISOLATE_ABOVE_SCAN_PIXELS) return true;
+    return jpeg.width * jpeg.height > ISOLATE_ABOVE_PIXELS;
+  }
+  const size = declaredSize(input, format);
+  return size === undefined || size.width * size.height > ISOLATE_ABOVE_PIXELS;
 }
 
-function startChild(): ChildProcess {
-  const child = fork(CHILD.entry, [], {
-    execArgv: CHILD.execArgv,
-    serialization: 'advanced',
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+/**
+ * The data-segment limit (RLIMIT_DATA) of a child: 256 MiB + 32 bytes per allowed input pixel (1.5 GB at the
+ * default 40 MP; decoding a 40 MP AVIF peaks at 0.83 GB resident). RLIMIT_AS cannot be used: libvips and V8
+ * reserve over 30 GB of address space they never touch.
+ */
+export function childMemoryLimitBytes(maxInputPixels: number): number {
+  return 256 * 1024 * 1024 + 32 * maxInputPixels;
+}
+
+/** How libvips, libheif and libaom word a failed allocation. */
+const OUT_OF_MEMORY = /alloc|memory/i;
+
+function startChild(memoryLimitBytes: number): ChildProcess {
+  // sh sets the limit and execs node in its place (same pid), keeping the IPC channel on its descriptor. Where the
+  // operator's own hard limit is lower, ulimit cannot raise it and that stricter limit stays.
+  const child = spawn(
+    '/bin/sh',
+    [
+      '-c',
+      'ulimit -d "$0" 2>/dev/null; exec "$@"',
+      String(Math.ceil(memoryLimitBytes / 1024)),
+      process.execPath,
+      ...CHILD.execArgv,
+      CHILD.entry,
+    ],
+    { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+  );
   // Idle children must not keep the process alive; the server does while it listens.
   child.unref();
+  // A child that cannot start or whose channel breaks ends its job through 'exit' or the deadline, not a crash.
+  child.on('error', () => child.kill('SIGKILL'));
   child.channel?.unref();
   return child;
 }
 
-export function createIsolatedProcessor(): IsolatedProcessor {
+export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProcessor {
   const idle: ChildProcess[] = [];
   const all = new Set<ChildProcess>();
   let closed = false;
 
   const take = () => {
-    const child = idle.pop() ?? startChild();
+    const reused = idle.pop();
+    if (reused) return reused;
+    const child = startChild(memoryLimitBytes);
     all.add(child);
+    // Once per child, not per job: a reused child would otherwise gather one listener per job.
     child.once('exit', () => {
       all.delete(child);
       const at = idle.indexOf(child);
@@ -82,7 +140,8 @@ export function createIsolatedProcessor(): IsolatedProcessor {
         };
         const onMessage = (msg: IsolatedResult | { ready: true }) => {
           if ('ready' in msg || done) return;
-          finish(true);
+          // A child that met its memory limit is not trusted with the next job: its heap may stay near the limit.
+          finish(msg.ok || !OUT_OF_MEMORY.test(msg.message));
           if (msg.ok) {
             const data = msg.image.data as Uint8Array;
             resolve({ ...msg.image, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) });
@@ -108,7 +167,13 @@ export function createIsolatedProcessor(): IsolatedProcessor {
         child.on('message', onMessage);
         child.once('exit', onExit);
         signal.addEventListener('abort', onAbort, { once: true });
-        child.send({ input, ops, limits } satisfies IsolatedJob);
+        try {
+          child.send({ input, ops, limits } satisfies IsolatedJob, (err) => {
+            if (err) onExit();
+          });
+        } catch {
+          onExit();
+        }
       });
     },
     close() {

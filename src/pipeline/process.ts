@@ -5,9 +5,11 @@ import {
   HEIC_NOT_DECODABLE,
   NOT_AN_ACCEPTED_IMAGE,
   processTimeout,
+  tooManyJpegScans,
   tooManyPixels,
   unprocessableImage,
 } from './errors.ts';
+import { jpegScanCount, MAX_JPEG_SCANS } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, keepsFrames } from './probe.ts';
@@ -99,6 +101,9 @@ async function runPipeline(
     throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   }
   if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (inputFormat === 'jpeg' && jpegScanCount(input) > MAX_JPEG_SCANS) {
+    throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
+  }
 
   const firstFrame = sharp(input, sharpInputOptions(limits.maxInputPixels));
   const meta = await firstFrame.metadata();

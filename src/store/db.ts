@@ -42,12 +42,24 @@ export function openStore(databaseUrl: string, options: StoreOptions): Store {
     // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
+    // Deleted and overwritten content is zeroed, not left in free space: erased mail bodies held live tokens.
+    sqlite.pragma('secure_delete = ON');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = openPgPool(databaseUrl, options);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/**
+ * SQLite: copies the write-ahead log into the database and truncates it to zero bytes, so the page images it
+ * held (whole rows, as they were before an erase) are gone. Other readers can make it partial; the next call
+ * completes it. PostgreSQL's WAL is the database server's.
+ */
+export async function truncateWriteAheadLog(db: Db): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+  await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
 }
 
 /** Most SQL texts a connection keeps prepared; the same dozen statements serve every request. */

@@ -1,5 +1,6 @@
 // Mail outbox rows: written in the caller's transaction, claimed under a lease by one instance, settled by it.
 import { randomUUID } from 'node:crypto';
+import { truncateWriteAheadLog } from './db.ts';
 import type { Db } from './schema.ts';
 
 export interface NewOutboxMail {
@@ -109,6 +110,7 @@ export async function markMailSent(db: Db, id: string, owner: string, now: Date)
     .where('id', '=', id)
     .where('lease_owner', '=', owner)
     .execute();
+  await truncateWriteAheadLog(db);
 }
 
 /** A failed attempt: due again at `retryAt`, or given up (`failed`, bodies erased) when retryAt is undefined. */
@@ -129,6 +131,7 @@ export async function markMailAttemptFailed(
     .where('id', '=', id)
     .where('lease_owner', '=', owner)
     .execute();
+  if (!retryAt) await truncateWriteAheadLog(db);
 }
 
 /** Drops sent and given-up rows created before `before`. */

@@ -125,6 +125,12 @@ export interface CheckoutClaimTable {
   created_at: string;
 }
 
+/** A checkout session this service created, by SHA-256 of its id. */
+export interface CheckoutSessionTable {
+  session_id_hash: string;
+  created_at: string;
+}
+
 /** Local payment provider (no STRIPE_SECRET_KEY): times are epoch seconds, like a provider's. */
 export interface LocalCustomerTable {
   id: string;
@@ -170,6 +176,7 @@ export interface Database {
   billing_events: BillingEventTable;
   checkout_claims: CheckoutClaimTable;
   subscriptions: SubscriptionTable;
+  checkout_sessions: CheckoutSessionTable;
   local_customers: LocalCustomerTable;
   local_checkout_sessions: LocalCheckoutSessionTable;
   local_subscriptions: LocalSubscriptionTable;

@@ -78,3 +78,80 @@ export function webpExtendedBomb(width: number, height: number): Buffer {
   vp8x.writeUIntLE(height - 1, 7, 3);
   return riffWebp([riffChunk('VP8X', vp8x), riffChunk('VP8L', vp8lPayload(width, height))]);
 }
+
+/** Writes JPEG entropy-coded bits, stuffing a zero byte after every 0xFF and padding a scan's end with ones. */
+class JpegBitWriter {
+  private readonly bytes: number[] = [];
+  private acc = 0;
+  private count = 0;
+  write(value: number, bits: number) {
+    for (let i = bits - 1; i >= 0; i--) {
+      this.acc = (this.acc << 1) | ((value >> i) & 1);
+      if (++this.count === 8) this.flushByte();
+    }
+  }
+  private flushByte() {
+    this.bytes.push(this.acc);
+    if (this.acc === 0xff) this.bytes.push(0);
+    this.acc = 0;
+    this.count = 0;
+  }
+  end(): Buffer {
+    if (this.count > 0) this.write(0xff, 8 - this.count);
+    return Buffer.from(this.bytes);
+  }
+}
+
+function jpegSegment(marker: number, payload: Buffer): Buffer {
+  const head = Buffer.from([0xff, marker, 0, 0]);
+  head.writeUInt16BE(payload.length + 2, 2);
+  return Buffer.concat([head, payload]);
+}
+
+/**
+ * A valid, flat grey progressive JPEG of `width`×`height` whose every AC coefficient is sent on its own, one bit
+ * at a time: one DC scan, then for each of the 63 AC coefficients a first scan (Al 13) and 13 refinement scans, up
+ * to `scans` in all (at most 883, every legal successive-approximation step of one component). Every AC scan is a
+ * few EOB runs, so the file stays small (a bit per 8×8 block for the DC scan) while the decoder walks every block
+ * once per scan: libjpeg cannot be interrupted while it does.
+ */
+export function progressiveScanBomb(width: number, height: number, scans = 883): Buffer {
+  const blocks = Math.ceil(width / 8) * Math.ceil(height / 8);
+  const sof = Buffer.from([8, height >> 8, height & 0xff, width >> 8, width & 0xff, 1, 1, 0x11, 0]);
+  // DC table 0: one symbol (category 0, a zero difference) coded as '0'.
+  const dcTable = Buffer.from([0x00, 1, ...new Array<number>(15).fill(0), 0x00]);
+  // AC table 0: the 15 EOB-run symbols EOB0..EOB14 (r << 4), four bits each (codes 0000..1110).
+  const eobSymbols = Array.from({ length: 15 }, (_, r) => r << 4);
+  const acTable = Buffer.from([0x10, 0, 0, 0, 15, ...new Array<number>(12).fill(0), ...eobSymbols]);
+  const parts = [
+    Buffer.from([0xff, 0xd8]),
+    jpegSegment(0xdb, Buffer.from([0, ...new Array<number>(64).fill(1)])),
+    jpegSegment(0xc2, sof),
+    jpegSegment(0xc4, Buffer.concat([dcTable, acTable])),
+  ];
+  const sos = (ss: number, se: number, ah: number, al: number) =>
+    jpegSegment(0xda, Buffer.from([1, 1, 0x00, ss, se, (ah << 4) | al]));
+
+  const dc = new JpegBitWriter();
+  for (let i = 0; i < blocks; i++) dc.write(0, 1);
+  parts.push(sos(0, 0, 0, 0), dc.end());
+
+  // Every block's band is empty: the whole scan is EOB runs of at most 32767 blocks.
+  const eobRuns = new JpegBitWriter();
+  for (let left = blocks; left > 0;) {
+    const run = Math.min(left, 32767);
+    const r = Math.floor(Math.log2(run));
+    eobRuns.write(r, 4);
+    eobRuns.write(run - (1 << r), r);
+    left -= run;
+  }
+  const acData = eobRuns.end();
+  let written = 1;
+  for (let k = 1; k <= 63 && written < scans; k++) {
+    for (let al = 13; al >= 0 && written < scans; al--, written++) {
+      parts.push(sos(k, k, al === 13 ? 0 : al + 1, al), acData);
+    }
+  }
+  parts.push(Buffer.from([0xff, 0xd9]));
+  return Buffer.concat(parts);
+}

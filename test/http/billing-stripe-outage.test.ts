@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { sessionIdHash } from '../../src/billing/checkout.ts';
+import { recordCheckoutSession } from '../../src/store/checkout-sessions.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { billingHarness, PUBLIC_BASE_URL, tierOf } from '../helpers/billing.ts';
 import { signedEvent, stripeEnv, STUB_PRICES } from '../helpers/stripe-stub.ts';
@@ -20,6 +22,7 @@ test('provider_unavailable: Stripe unreachable is 503 on checkout, session key a
   const env = { ...stripeEnv({ url: `http://127.0.0.1:${port}` } as never), PUBLIC_BASE_URL };
   const h = await buildTestApp(t, env);
   await h.ctx.store.db.updateTable('accounts').set({ billing_customer_id: 'cus_down' }).execute();
+  await recordCheckoutSession(h.ctx.store.db, sessionIdHash('cs_test_1'));
   const answers = [
     await h.app.inject({
       method: 'POST',

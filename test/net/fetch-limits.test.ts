@@ -177,3 +177,29 @@ test('fetch_busy: beyond MAX_CONCURRENT_FETCHES a fetch is 503 with Retry-After:
   assert.equal(after.status, 200);
   assert.equal(after.headers.get('x-service-quota-remaining'), '998', 'the fetch_busy request was refunded');
 });
+
+test('fetch_failed: a Content-Encoding listing more than 2 codings is refused before any decoder is built', async (t) => {
+  const { app, auth } = await buildTestApp(t, LOOPBACK_ALLOWED);
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  const image = corpus('hopper.jpg');
+  // Three real brotli layers (a body that decodes), and the 2500 codings of the review.
+  const threeLayers = brotliCompressSync(brotliCompressSync(brotliCompressSync(image)));
+  const origin = await startOrigin(t, (req, res) => {
+    const many = req.url === '/many';
+    res.writeHead(200, {
+      'content-type': 'image/jpeg',
+      'content-encoding': many ? new Array(2500).fill('br').join(', ') : 'br, br, br',
+    });
+    res.end(many ? brotliCompressSync(image) : threeLayers);
+  });
+  for (const [path, count] of [
+    ['/three', 3],
+    ['/many', 2500],
+  ] as const) {
+    const res = await postUrlOverHttp(base, auth, origin.url(path));
+    assert.equal(res.status, 400, path);
+    const error = JSON.parse(res.body.toString()).error as { code: string; message: string };
+    assert.equal(error.code, 'fetch_failed');
+    assert.match(error.message, new RegExp(`lists ${count} Content-Encodings; at most 2`));
+  }
+});

@@ -1,8 +1,13 @@
-// Abandoned or slow work cannot hold the job slots (issue 14 item 4): AVIF runs where it can be killed.
+// Abandoned or slow work cannot hold the job slots (issues 14 and 22): what libvips cannot stop runs where it can
+// be killed, and a JPEG with too many scans is refused from its markers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import sharp from 'sharp';
+import { childMemoryLimitBytes } from '../../src/pipeline/isolated-processor.ts';
 import { startTestServer } from '../helpers/app.ts';
+import { progressiveScanBomb } from '../helpers/bombs.ts';
+import { corpus } from '../helpers/corpus.ts';
 import { noiseImage } from '../helpers/images.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 
@@ -133,4 +138,110 @@ test('job slots: work for a client that has gone is not started', async (t) => {
   assert.ok(served, 'the origin answered');
   assert.equal(acquired, 0, 'no job slot was taken for a client that had gone');
   assert.equal(await usedUnits(server.url, server.key), 0, 'its unit is refunded');
+});
+
+async function errorOf(res: Response): Promise<{ code: string; message: string }> {
+  return ((await res.json()) as { error: { code: string; message: string } }).error;
+}
+
+/**
+ * Sends `bytes` past a short deadline, then checks the rule of issue 22: the answer is 422 process_timeout and the
+ * slot is already free when it arrives (work libvips cannot stop would still hold it), so another account's
+ * small request is served at once. A child is started first (with a long deadline), so the deadline lands while
+ * the job decodes, not while a child starts.
+ */
+async function assertSlotFreeWithTimeout(t: import('node:test').TestContext, bytes: Buffer, ops: object) {
+  const server = await startTestServer(t, { PROCESS_TIMEOUT_MS: '50', MAX_CONCURRENT_JOBS: '1' });
+  const other = await server.newKey('other@example.com');
+  const warm = { maxInputPixels: 40_000_000, processTimeoutMs: 30_000, avifEffort: 0 };
+  await server.ctx.isolated.run(await smallJpeg, { format: 'webp' }, warm, new AbortController().signal);
+  const res = await fetch(`${server.url}/v1/image`, {
+    method: 'POST',
+    headers: server.auth,
+    body: imageForm(bytes, ops),
+  });
+  assert.equal(res.status, 422);
+  assert.equal((await errorOf(res)).code, 'process_timeout');
+  assert.equal(server.ctx.jobs.inFlight, 0, 'the slot was free when the answer came');
+  // Another account is not turned away as busy (its own tiny job may meet the 50 ms deadline on a loaded machine).
+  assert.notEqual(await firstNonBusyAnswer(server.url, other, 0), 503);
+  assert.equal(await usedUnits(server.url, server.key), 0, 'the unit is refunded');
+}
+
+test('job slots: a progressive JPEG scan bomb is refused from its markers with 422 unprocessable_image, holding no slot', async (t) => {
+  const server = await startTestServer(t, { MAX_CONCURRENT_JOBS: '2' });
+  const other = await server.newKey('other@example.com');
+  const bomb = progressiveScanBomb(6300, 6300);
+  const answers = await Promise.all(
+    [0, 1].map(() =>
+      fetch(`${server.url}/v1/image`, { method: 'POST', headers: server.auth, body: imageForm(bomb, {}) }),
+    ),
+  );
+  for (const res of answers) {
+    assert.equal(res.status, 422);
+    const error = await errorOf(res);
+    assert.equal(error.code, 'unprocessable_image');
+    assert.match(error.message, /more than 100 scans/);
+  }
+  assert.equal(await firstNonBusyAnswer(server.url, other, 0), 200);
+  assert.equal(await usedUnits(server.url, server.key), 0, 'both units refunded');
+});
+
+test('job slots: a progressive JPEG under the scan limit past PROCESS_TIMEOUT_MS frees its slot with the answer', async (t) => {
+  await assertSlotFreeWithTimeout(t, progressiveScanBomb(6300, 6300, 100), {});
+});
+
+test('job slots: AVIF input decoding past PROCESS_TIMEOUT_MS frees its slot with the answer', async (t) => {
+  const avif = await noiseImage(2000).avif({ effort: 0, quality: 60 }).toBuffer();
+  await assertSlotFreeWithTimeout(t, avif, { format: 'jpeg' });
+});
+
+test('job slots: a very large input (40 MP PNG) past PROCESS_TIMEOUT_MS frees its slot with the answer', async (t) => {
+  await assertSlotFreeWithTimeout(t, corpus('synthetic-limit-8000x5000.png'), { format: 'jpeg' });
+});
+
+test('job slots: reused children gather no listeners (no MaxListenersExceededWarning over 15 AVIF jobs)', async (t) => {
+  const server = await startTestServer(t, { MAX_CONCURRENT_JOBS: '1' });
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const small = await smallJpeg;
+  for (let i = 0; i < 15; i++) {
+    const res = await fetch(`${server.url}/v1/image`, {
+      method: 'POST',
+      headers: server.auth,
+      body: imageForm(small, { format: 'avif', quality: 40 }),
+    });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+  }
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(
+    warnings.filter((w) => w === 'MaxListenersExceededWarning'),
+    [],
+  );
+});
+
+test('job slots: AVIF children run under a data-size limit scaled to MAX_INPUT_PIXELS', async (t) => {
+  const server = await startTestServer(t, { MAX_INPUT_PIXELS: '10000000' });
+  const res = await fetch(`${server.url}/v1/image`, {
+    method: 'POST',
+    headers: server.auth,
+    body: imageForm(await smallJpeg, { format: 'avif' }),
+  });
+  assert.equal(res.status, 200);
+  await res.arrayBuffer();
+  // The child waits idle for the next job: a child of this process, running the isolated processor.
+  const children = readdirSync('/proc/self/task').flatMap((tid) =>
+    readFileSync(`/proc/self/task/${tid}/children`, 'utf8').trim().split(' ').filter(Boolean),
+  );
+  const isolated = children.filter((pid) =>
+    readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('isolated-child'),
+  );
+  assert.ok(isolated.length > 0, 'an isolated child is running');
+  for (const pid of isolated) {
+    const limit = /^Max data size\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1];
+    assert.equal(Number(limit), Math.ceil(childMemoryLimitBytes(10_000_000) / 1024) * 1024);
+  }
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { isBundleFresh, sourceHash } from '../../bin/fresh-bundle.js';
+import { BUILD_FILES, buildInputHash, isBundleFresh } from '../../bin/fresh-bundle.js';
 import { imageForm } from '../helpers/multipart.ts';
 import { startServe } from '../helpers/process.ts';
 
@@ -22,11 +22,10 @@ function fakeCheckout(t: TestContext): string {
   mkdirSync(join(root, 'dist'));
   writeFileSync(join(root, 'src', 'main.ts'), 'export const a = 1;\n');
   writeFileSync(join(root, 'src', 'http', 'app.ts'), 'export const b = 2;\n');
+  mkdirSync(join(root, 'bin'));
+  for (const file of BUILD_FILES) writeFileSync(join(root, file), `${file}\n`);
   for (const file of ['imgpipe.mjs', 'isolated-child.mjs']) writeFileSync(join(root, 'dist', file), '');
-  writeFileSync(
-    join(root, 'dist', 'build.json'),
-    JSON.stringify({ sourceHash: sourceHash(join(root, 'src')) }),
-  );
+  writeFileSync(join(root, 'dist', 'build.json'), JSON.stringify({ sourceHash: buildInputHash(root) }));
   return root;
 }
 
@@ -44,6 +43,14 @@ test('bundle freshness: any edited, added or missing source makes the bundle sta
   const noBundle = fakeCheckout(t);
   rmSync(join(noBundle, 'dist', 'isolated-child.mjs'));
   assert.equal(isBundleFresh(noBundle), false, 'a bundle file missing');
+});
+
+test('bundle freshness: an edited build script, tsconfig.json or package-lock.json makes the bundle stale', (t) => {
+  for (const file of BUILD_FILES) {
+    const edited = fakeCheckout(t);
+    writeFileSync(join(edited, file), 'changed\n');
+    assert.equal(isBundleFresh(edited), false, file);
+  }
 });
 
 async function runtimeOf(t: TestContext, env: Record<string, string>): Promise<string> {

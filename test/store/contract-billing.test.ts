@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { claimSessionKey } from '../../src/billing/checkout.ts';
+import { claimSessionKey, sessionIdHash } from '../../src/billing/checkout.ts';
 import { applyBillingEvent, applySubscriptionState } from '../../src/billing/events.ts';
 import type { LocalProvider } from '../../src/billing/local-provider.ts';
 import type { BillingEvent } from '../../src/billing/provider.ts';
@@ -25,6 +25,7 @@ import {
   writeSubscription,
 } from '../../src/store/subscriptions.ts';
 import { insertApiKey } from '../../src/store/keys.ts';
+import { isCheckoutSessionKnown, recordCheckoutSession } from '../../src/store/checkout-sessions.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
 
 /** A paid local checkout of `email` on instance `ctx`: its session id and subscription. */
@@ -37,6 +38,7 @@ async function paidLocalCheckout(ctx: AppContext, email: string) {
     successUrl: 'http://imgpipe.test/v1/billing/session/{CHECKOUT_SESSION_ID}/key',
     cancelUrl: 'http://imgpipe.test/pricing',
   });
+  await recordCheckoutSession(ctx.store.db, sessionIdHash(id));
   await provider.payCheckout(id);
   const session = await provider.retrieveCheckout(id);
   return {
@@ -78,6 +80,19 @@ describeStoreContract('billing', (stores) => {
       await accountHadKeyAtClaim(stores.a.db, `cs_${randomUUID()}`),
       false,
       'an unclaimed session',
+    );
+  });
+
+  test('checkout sessions: a recorded session is known on every instance; recording it twice is harmless', async () => {
+    const sessionId = `cs_${randomUUID()}`;
+    assert.equal(await isCheckoutSessionKnown(stores.b.db, sessionIdHash(sessionId), sessionId), false);
+    await race(stores, (s) => recordCheckoutSession(s.db, sessionIdHash(sessionId)));
+    assert.equal(await isCheckoutSessionKnown(stores.b.db, sessionIdHash(sessionId), sessionId), true);
+    const claimedEarlier = `cs_${randomUUID()}`;
+    await claimCheckoutSession(stores.a.db, claimedEarlier, (await newAccount()).id);
+    assert.equal(
+      await isCheckoutSessionKnown(stores.b.db, sessionIdHash(claimedEarlier), claimedEarlier),
+      true,
     );
   });
 

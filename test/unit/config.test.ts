@@ -39,6 +39,7 @@ const invalid: [string, string][] = [
   ['MAX_INPUT_PIXELS', '0'],
   ['MAX_CONCURRENT_JOBS', '1.5'],
   ['AVIF_EFFORT', '10'],
+  ['ISOLATE_JOBS', 'none'],
   ['QUOTA_FREE', 'lots'],
   ['TRUST_PROXY', 'maybe'],
   ['FETCH_ALLOW_CIDRS', '10.0.0.0'],

@@ -114,7 +114,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         const out = await observeProcessing(
           ctx.metrics,
           operations.format,
-          needsIsolation(input, operations)
+          needsIsolation(input, operations, config.isolateJobs)
             ? ctx.isolated.run(input, operations, limits, clientGone.signal).finally(release)
             : processImage(input, operations, limits, release),
         );

@@ -4,6 +4,7 @@ import * as m001 from './001-init.ts';
 import * as m002 from './002-billing.ts';
 import * as m003 from './003-quota-reservations.ts';
 import * as m004 from './004-mail-outbox-daily-usage.ts';
+import * as m005 from './005-checkout-sessions.ts';
 import * as m006 from './006-subscriptions.ts';
 import * as m008 from './008-instances.ts';
 
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002-billing': m002,
   '003-quota-reservations': m003,
   '004-mail-outbox-daily-usage': m004,
+  '005-checkout-sessions': m005,
   '006-subscriptions': m006,
   '008-instances': m008,
 };

@@ -1,0 +1,101 @@
+// owns: what running a job in a killable child process costs (issue 22): CPU per image and images/s of
+// processImage in-process against the isolated processor, one job at a time, on the same workloads.
+import {
+  childMemoryLimitBytes,
+  createIsolatedProcessor,
+  type IsolatedProcessor,
+} from '../src/pipeline/isolated-processor.ts';
+import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
+import { fmt, table } from './report.ts';
+import { processCpuMs } from './service.ts';
+import type { Workload } from './workloads.ts';
+
+interface Side {
+  images: number;
+  cpuMs: number;
+  wallMs: number;
+  latencies: number[];
+}
+
+export interface IsolationRow {
+  workload: Workload;
+  inProcess: Side;
+  isolated: Side;
+}
+
+const emptySide = (): Side => ({ images: 0, cpuMs: 0, wallMs: 0, latencies: [] });
+
+/** Runs `job` back to back for `segmentMs`; CPU is this process and its children (the isolated child). */
+async function segment(side: Side, segmentMs: number, job: () => Promise<unknown>): Promise<void> {
+  const cpuBefore = processCpuMs(process.pid);
+  const started = performance.now();
+  while (performance.now() - started < segmentMs) {
+    const t0 = performance.now();
+    await job();
+    side.latencies.push(performance.now() - t0);
+    side.images++;
+  }
+  side.wallMs += performance.now() - started;
+  side.cpuMs += processCpuMs(process.pid) - cpuBefore;
+}
+
+export async function measureIsolation(
+  workloads: Workload[],
+  limits: ProcessLimits,
+  options: { segmentMs: number; rounds: number },
+): Promise<IsolationRow[]> {
+  const isolated: IsolatedProcessor = createIsolatedProcessor(childMemoryLimitBytes(limits.maxInputPixels));
+  const never = new AbortController().signal;
+  const rows: IsolationRow[] = [];
+  try {
+    for (const w of workloads) {
+      const inProcessJob = () => processImage(w.input, w.operations, limits);
+      const isolatedJob = () => isolated.run(w.input, w.operations, limits, never);
+      for (let i = 0; i < 3; i++) await Promise.all([inProcessJob(), isolatedJob()]);
+      const row = { workload: w, inProcess: emptySide(), isolated: emptySide() };
+      for (let round = 0; round < options.rounds; round++) {
+        await segment(row.inProcess, options.segmentMs, inProcessJob);
+        await segment(row.isolated, options.segmentMs, isolatedJob);
+      }
+      console.error(
+        `[isolation] ${w.id} in-process ${fmt.n(row.inProcess.cpuMs / row.inProcess.images)} ms CPU/img, ` +
+          `isolated ${fmt.n(row.isolated.cpuMs / row.isolated.images)} ms CPU/img`,
+      );
+      rows.push(row);
+    }
+  } finally {
+    isolated.close();
+  }
+  return rows;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+export function isolationTable(rows: IsolationRow[]): string {
+  return table(
+    [
+      'Workload',
+      'in-process CPU/img ms',
+      'isolated CPU/img ms',
+      '**added CPU/img**',
+      'in-process img/s',
+      'isolated img/s',
+      'p50 ms (in-process / isolated)',
+      'images',
+    ],
+    rows.map(({ workload, inProcess, isolated }) => {
+      const a = inProcess.cpuMs / inProcess.images;
+      const b = isolated.cpuMs / isolated.images;
+      return [
+        workload.id,
+        fmt.n(a),
+        fmt.n(b),
+        `**+${fmt.n(b - a)} ms (${fmt.n(((b - a) / a) * 100, 0)} %)**`,
+        fmt.n((inProcess.images * 1000) / inProcess.wallMs),
+        fmt.n((isolated.images * 1000) / isolated.wallMs),
+        `${fmt.n(median(inProcess.latencies))} / ${fmt.n(median(isolated.latencies))}`,
+        `${inProcess.images} / ${isolated.images}`,
+      ];
+    }),
+  );
+}
