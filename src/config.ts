@@ -106,6 +106,9 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   REQUEST_TIMEOUT_MS: positiveInt.default(120_000),
   NODE_ENV: z.string().default('development'),
+  DELIVERY_CACHE_BYTES: nonNegativeInt.default(1_073_741_824),
+  DELIVERY_MAX_AGE_SECONDS: nonNegativeInt.default(31_536_000),
+  DELIVERY_SECRET_GRACE_SECONDS: nonNegativeInt.default(86_400),
 });
 
 export type Tier = 'free' | 'starter' | 'growth' | 'scale';
@@ -158,6 +161,15 @@ export interface Config {
   /** Longest a client may take to send a whole request (headers and body) before a 408. */
   requestTimeoutMs: number;
   isProduction: boolean;
+  /** Signed delivery URLs (operator contract §9). */
+  delivery: {
+    /** Bytes of results cached on disk under DATA_DIR/delivery-cache; 0 turns the cache off. */
+    cacheBytes: number;
+    /** Cache-Control max-age of a delivered image. */
+    maxAgeSeconds: number;
+    /** How long the secret replaced by a rotation keeps verifying. */
+    secretGraceSeconds: number;
+  };
 }
 
 /** The base URL of an instance without PUBLIC_BASE_URL: this machine, on its port. */
@@ -230,5 +242,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     isProduction: e.NODE_ENV === 'production',
+    delivery: {
+      cacheBytes: e.DELIVERY_CACHE_BYTES,
+      maxAgeSeconds: e.DELIVERY_MAX_AGE_SECONDS,
+      secretGraceSeconds: e.DELIVERY_SECRET_GRACE_SECONDS,
+    },
   };
 }

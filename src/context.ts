@@ -11,6 +11,8 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';
+import { join } from 'node:path';
+import { openResultCache, type ResultCache } from './delivery/result-cache.ts';
 
 export interface AppContext {
   config: Config;
@@ -33,6 +35,8 @@ export interface AppContext {
   isolated: IsolatedProcessor;
   /** Prometheus metrics of this instance (own Registry). */
   metrics: Metrics;
+  /** Delivery URL results of this instance, on disk under DATA_DIR (DELIVERY_CACHE_BYTES). */
+  deliveryCache: ResultCache;
   close(): Promise<void>;
 }
 
@@ -44,6 +48,7 @@ export const LOG_REDACT_PATHS = [
   'apiKey',
   'token',
   'key',
+  'secret',
 ];
 
 /** `destination` defaults to stdout; tests pass a stream to read the lines. */
@@ -76,6 +81,11 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     refunds,
     metrics: createMetrics({ jobs, fetches }),
     isolated,
+    deliveryCache: openResultCache(
+      join(config.dataDir, 'delivery-cache'),
+      config.delivery.cacheBytes,
+      (err, what) => log.warn({ err }, `delivery cache: ${what} failed`),
+    ),
     close: async () => {
       isolated.close();
       await mailer.close();

@@ -35,7 +35,10 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'unsupported_media_type'
   | 'request_timeout'
-  | 'headers_too_large';
+  | 'headers_too_large'
+  | 'invalid_url_signature'
+  | 'url_expired'
+  | 'origin_not_allowed';
 
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const ENDPOINTS: readonly string[];

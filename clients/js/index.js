@@ -38,6 +38,9 @@ export const ERROR_CODES = Object.freeze([
   'unsupported_media_type',
   'request_timeout',
   'headers_too_large',
+  'invalid_url_signature',
+  'url_expired',
+  'origin_not_allowed',
 ]);
 
 /** The calls this client makes, as `METHOD path` (checked against /openapi.json). */

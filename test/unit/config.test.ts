@@ -28,6 +28,11 @@ test('config: defaults are those of operator-contract §3', () => {
   assert.equal(c.stripe, undefined);
   assert.equal(c.logLevel, 'info');
   assert.equal(c.requestTimeoutMs, 120_000);
+  assert.deepEqual(c.delivery, {
+    cacheBytes: 1_073_741_824,
+    maxAgeSeconds: 31_536_000,
+    secretGraceSeconds: 86_400,
+  });
 });
 
 const invalid: [string, string][] = [
@@ -45,6 +50,9 @@ const invalid: [string, string][] = [
   ['LOG_LEVEL', 'loud'],
   ['SMTP_URL', 'http://mail'],
   ['REQUEST_TIMEOUT_MS', '0'],
+  ['DELIVERY_CACHE_BYTES', '1GiB'],
+  ['DELIVERY_MAX_AGE_SECONDS', '-5'],
+  ['DELIVERY_SECRET_GRACE_SECONDS', 'a day'],
 ];
 
 for (const [name, value] of invalid) {

@@ -4,12 +4,14 @@ import * as m001 from './001-init.ts';
 import * as m002 from './002-billing.ts';
 import * as m003 from './003-quota-reservations.ts';
 import * as m004 from './004-mail-outbox-daily-usage.ts';
+import * as m007 from './007-delivery.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
   '002-billing': m002,
   '003-quota-reservations': m003,
   '004-mail-outbox-daily-usage': m004,
+  '007-delivery': m007,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */
