@@ -3,7 +3,16 @@
 // allowed origins and refunds.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import sharp from 'sharp';
+import { replaceAccountKey } from '../../src/accounts/key-issuer.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createContext, createLogger } from '../../src/context.ts';
+import { buildServer } from '../../src/http/server.ts';
+import { findOrCreateAccount } from '../../src/store/accounts.ts';
 import { deliveryPath, type DeliveryOptions } from '../../src/delivery/url.ts';
 import { startTestServer } from '../helpers/app.ts';
 import { send } from '../helpers/http-client.ts';
@@ -69,6 +78,16 @@ test('delivery: a URL signed with the account secret answers the processed image
   assert.equal(res.headers['x-service-cache'], 'miss');
   assert.equal(res.headers['x-service-operations'], 'resize,format=webp,quality=70,strip');
   assert.equal((await sharp(res.body).metadata()).width, 200);
+});
+
+test('delivery: a long source URL (query string included) is one percent-encoded segment', async (t) => {
+  const { server, origin } = await setUp(t);
+  const secret = await createSecret(server);
+  const path = `/photo/${'deep/'.repeat(60)}p.jpg?size=large&v=${'9'.repeat(200)}`;
+  const source = origin.url(path);
+  const res = await get(server, signed(secret, source, { h: 90 }));
+  assert.equal(res.status, 200, res.body.toString());
+  assert.equal(origin.requests[0]?.url, path);
 });
 
 test('delivery: a changed option, source or signature is 403 invalid_url_signature, not cached by a CDN', async (t) => {
@@ -291,4 +310,41 @@ test('delivery: a signed URL with an unknown option is 400 invalid_operations na
   assert.equal(res.status, 400);
   assert.equal(res.json.error?.code, 'invalid_operations');
   assert.match(res.json.error?.message ?? '', /blur/);
+});
+
+test('delivery: the log shows neither the secret nor a signed path (requests are logged by route pattern)', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-delivery-log-'));
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'debug', NODE_ENV: 'test', ...LOOPBACK_ALLOWED });
+  const ctx = await createContext(config, createLogger(config, sink));
+  const app = await buildServer(ctx);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(async () => {
+    await app.close();
+    await ctx.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const key = await replaceAccountKey(
+    ctx.store.db,
+    (await findOrCreateAccount(ctx.store.db, 'log@example.com')).id,
+  );
+  const origin = await startOrigin(t, (_req, res) => sendImage(res, photo));
+  const made = await send(`${url}/v1/delivery/secret`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+  });
+  const secret = made.json as { accountId: string; secret: string };
+  const path = signed(secret, origin.url('/photo.jpg'), { w: 40 });
+  assert.equal((await send(url + path)).status, 200);
+  const signature = path.split('/')[4] as string;
+  const log = lines.join('');
+  assert.match(log, /"route":"\/v1\/u\/:accountId\/\*"/);
+  assert.ok(!log.includes(secret.secret), 'the secret is not logged');
+  assert.ok(!log.includes(signature), 'the signature is not logged');
 });
