@@ -43,6 +43,30 @@ const DELIVERY_DOC: RouteDoc = {
   tag: 'Images',
   summary: 'A signed delivery URL: the processed image, cached',
   description: DELIVERY_DESCRIPTION,
+  params: {
+    type: 'object',
+    properties: {
+      accountId: { type: 'string', description: 'The account id (GET /v1/delivery shows it).' },
+      '*': {
+        type: 'string',
+        description:
+          '<signature>/<options…>/<source>, e.g. Ab9…/w:800/f:auto/https%3A%2F%2Fcdn.example.com%2Fa.jpg',
+      },
+    },
+  },
+  headers: {
+    type: 'object',
+    properties: {
+      Accept: {
+        type: 'string',
+        description: 'Chooses the format of f:auto (image/avif, image/webp, else JPEG/PNG).',
+      },
+      'If-None-Match': {
+        type: 'string',
+        description: 'An ETag from an earlier answer: 304 when it still matches.',
+      },
+    },
+  },
   success: {
     status: 200,
     description: 'The image (304 without a body when If-None-Match names its ETag).',
@@ -53,6 +77,10 @@ const DELIVERY_DOC: RouteDoc = {
       'X-Service-Output-Width',
       'X-Service-Output-Height',
       'X-Service-Operations',
+      'Cache-Control',
+      'ETag',
+      'Vary',
+      'X-Service-Cache',
     ],
   },
   errors: [
