@@ -1,14 +1,10 @@
 // The errors of delivery URLs, one wording per code. A bad signature reads the same for every account id.
 import { apiError, type ApiError } from '../errors.ts';
 
-/** Errors of delivery URLs must not be kept by a shared cache in front. */
-const NOT_CACHED = { 'Cache-Control': 'no-store' };
-
 export function invalidUrlSignature(): ApiError {
   return apiError(
     'invalid_url_signature',
     'The signature does not match this URL; sign everything after the signature with your delivery secret (docs/delivery.md)',
-    { headers: NOT_CACHED },
   );
 }
 
@@ -16,9 +12,6 @@ export function urlExpired(expiresAt: number): ApiError {
   return apiError(
     'url_expired',
     `This URL expired at ${new Date(expiresAt * 1000).toISOString()}; sign a new one`,
-    {
-      headers: NOT_CACHED,
-    },
   );
 }
 
@@ -26,6 +19,5 @@ export function originNotAllowed(origin: string): ApiError {
   return apiError(
     'origin_not_allowed',
     `Images from ${origin.slice(0, 100)} are not allowed for this account; add the origin with PUT /v1/delivery/origins`,
-    { headers: NOT_CACHED },
   );
 }

@@ -25,7 +25,7 @@ import { findDeliverySigner } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { runImageJob } from '../image-job.ts';
 import { routeSchema, type RouteDoc } from '../openapi.ts';
-import { countQuotaUnit } from '../quota-mail.ts';
+import { countQuotaUnit } from '../count-quota-unit.ts';
 import { parseBody } from '../schemas.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
@@ -273,6 +273,8 @@ function answer(
 export async function deliveryRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   // The pattern has a parameter so the request log shows the pattern, never a signed URL (a capability).
   app.get('/v1/u/:accountId/*', { schema: routeSchema(DELIVERY_DOC) }, async (request, reply) => {
+    // Every error (403, 429, 503…) stays out of shared caches; an image's answer replaces this.
+    reply.header('Cache-Control', 'no-store');
     const path = splitDeliveryPath(request.url);
     if (!path) throw invalidUrlSignature();
     const signer = await verifyDeliveryPath(ctx.store.db, path);
