@@ -68,6 +68,11 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   const jobs = createLimiter(config.maxConcurrentJobs);
   const fetches = createLimiter(config.maxConcurrentFetches);
   const isolated = createIsolatedProcessor();
+  const deliveryCache = openResultCache(
+    join(config.dataDir, 'delivery-cache'),
+    config.delivery.cacheBytes,
+    (err, what) => log.warn({ err }, `delivery cache: ${what} failed`),
+  );
   return {
     config,
     log,
@@ -79,13 +84,9 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     mailer,
     billing: createPaymentProvider(config, store.db),
     refunds,
-    metrics: createMetrics({ jobs, fetches }),
+    metrics: createMetrics({ jobs, fetches }, deliveryCache),
     isolated,
-    deliveryCache: openResultCache(
-      join(config.dataDir, 'delivery-cache'),
-      config.delivery.cacheBytes,
-      (err, what) => log.warn({ err }, `delivery cache: ${what} failed`),
-    ),
+    deliveryCache,
     close: async () => {
       isolated.close();
       await mailer.close();

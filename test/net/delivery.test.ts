@@ -257,6 +257,10 @@ test('delivery: 50 concurrent misses of one URL are processed once and count one
   assert.equal(answers.filter((r) => r.headers['x-service-cache'] === 'miss').length, 1);
   assert.equal(origin.requests.length, 1);
   assert.equal((await account(server)).quota.used, 1);
+  const metrics = (await get(server, '/metrics')).body.toString();
+  assert.match(metrics, /imgpipe_delivery_requests_total\{result="miss"\} 1\n/);
+  assert.match(metrics, /imgpipe_delivery_requests_total\{result="hit"\} 49\n/);
+  assert.match(metrics, /imgpipe_processing_duration_seconds_count\{format="webp",outcome="ok"\} 1\n/);
 });
 
 test('delivery: an account restricted to a list of origins refuses other sources with 403 origin_not_allowed', async (t) => {
@@ -279,6 +283,20 @@ test('delivery: an account restricted to a list of origins refuses other sources
   assert.equal(origin.requests.length, 0);
   await put([origin.url('/')]);
   assert.equal((await get(server, signed(secret, origin.url('/photo.jpg')))).status, 200);
+});
+
+test('delivery: with the quota used up a miss is 429 quota_exceeded (not cacheable), while a cached image still answers', async (t) => {
+  const { server, origin } = await setUp(t, { QUOTA_FREE: '1' });
+  const secret = await createSecret(server);
+  const cached = signed(secret, origin.url('/photo.jpg'), { w: 64 });
+  assert.equal((await get(server, cached)).status, 200);
+  const refused = await get(server, signed(secret, origin.url('/photo.jpg'), { w: 65 }));
+  assert.equal(refused.status, 429);
+  assert.equal(refused.json.error?.code, 'quota_exceeded');
+  assert.equal(refused.headers['cache-control'], 'no-store');
+  const hit = await get(server, cached);
+  assert.equal(hit.status, 200);
+  assert.equal(hit.headers['x-service-cache'], 'hit');
 });
 
 test('delivery: a failed fetch answers its error and refunds the unit', async (t) => {

@@ -256,7 +256,11 @@ function answer(
     'X-Service-Cache': cache,
   });
   if (delivery.autoFormat) reply.header('Vary', 'Accept');
-  if (notModified(request, result.etag)) return reply.code(304).send();
+  if (notModified(request, result.etag)) {
+    ctx.metrics.recordDelivery(cache === 'hit' ? 'not_modified' : 'miss');
+    return reply.code(304).send();
+  }
+  ctx.metrics.recordDelivery(cache);
   reply.outputFormat = result.format;
   return reply
     .type(`image/${result.format}`)
