@@ -90,12 +90,18 @@ export function openResultCache(
   }
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.tmp'))) unlinkSync(join(dir, name));
 
-  const forget = (key: string) => {
+  /** Drops the key from the index; true when it was there. */
+  const unindex = (key: string) => {
     const size = sizes.get(key);
-    if (size === undefined) return;
+    if (size === undefined) return false;
     sizes.delete(key);
     total -= size;
-    unlink(join(dir, key)).catch((err: unknown) => onError(err, 'removing a cached result'));
+    return true;
+  };
+  const forget = (key: string) => {
+    if (unindex(key)) {
+      unlink(join(dir, key)).catch((err: unknown) => onError(err, 'removing a cached result'));
+    }
   };
   const evictToFit = () => {
     for (const key of sizes.keys()) {
@@ -116,7 +122,8 @@ export function openResultCache(
       await unlink(tmp).catch(() => undefined);
       return;
     }
-    forget(key);
+    // The rename replaced any older file of this key: only its accounting goes.
+    unindex(key);
     sizes.set(key, bytes.length);
     total += bytes.length;
     evictToFit();
