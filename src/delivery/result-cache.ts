@@ -53,6 +53,12 @@ export function strongEtag(data: Buffer): string {
 
 const KEY_FILE = /^[0-9a-f]{64}$/;
 
+/**
+ * A result larger than this share of the cache is served but not kept: one huge output (a 10 000 px PNG) would
+ * otherwise push out hundreds of ordinary ones, other accounts' included.
+ */
+const LARGEST_ENTRY_SHARE = 1 / 16;
+
 /** File layout: 4-byte big-endian header length, the JSON CachedMeta, then the image bytes. */
 function encode(result: CachedResult): Buffer {
   const { data, ...meta } = result;
@@ -111,7 +117,7 @@ export function openResultCache(
   };
   const store = async (key: string, result: CachedResult) => {
     const bytes = encode(result);
-    if (bytes.length > maxBytes) return;
+    if (bytes.length > maxBytes * LARGEST_ENTRY_SHARE) return;
     const tmp = join(dir, `${key}.${randomUUID()}.tmp`);
     try {
       await writeFile(tmp, bytes);

@@ -97,22 +97,29 @@ const result = (bytes: number) => ({
   applied: [],
 });
 
-// Each entry takes about 1 000 bytes on disk (the image plus its header): three fit in 3 100.
+// An entry of result(880) takes 981 bytes on disk (the image plus its header); a 16 000-byte cache holds 16 of them
+// (a result over a sixteenth of the cache, 1 000 bytes here, is not kept).
 test('result cache: stays within its byte bound, evicting the least recently used first', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-cache-'));
-  const cache = openResultCache(dir, 3_100, () => undefined);
+  const cache = openResultCache(dir, 16_000, () => undefined);
   const key = (n: number) => resultCacheKey({ accountId: 'a', source: String(n), options: '', format: 'x' });
-  await cache.getOrProduce(key(1), async () => result(900));
-  await cache.getOrProduce(key(2), async () => result(900));
-  await cache.getOrProduce(key(3), async () => result(900));
+  for (let n = 1; n <= 16; n++) await cache.getOrProduce(key(n), async () => result(880));
   assert.ok(await cache.get(key(1)), 'key 1 read: now the most recently used');
-  await cache.getOrProduce(key(4), async () => result(900));
-  assert.ok(cache.bytes <= 3_100);
+  await cache.getOrProduce(key(17), async () => result(880));
+  assert.ok(cache.bytes <= 16_000);
   assert.equal(await cache.get(key(2)), undefined, 'the least recently used went first');
   assert.ok(await cache.get(key(1)));
-  assert.equal(readdirSync(dir).length, 3);
-  const reopened = openResultCache(dir, 3_100, () => undefined);
-  assert.deepEqual((await reopened.get(key(4)))?.data, result(900).data, 'files survive a restart');
+  assert.equal(readdirSync(dir).length, 16);
+  const reopened = openResultCache(dir, 16_000, () => undefined);
+  assert.deepEqual((await reopened.get(key(17)))?.data, result(880).data, 'files survive a restart');
+});
+
+test('result cache: a result over a sixteenth of the cache is answered but not kept', async () => {
+  const cache = openResultCache(mkdtempSync(join(tmpdir(), 'imgpipe-cache-')), 16_000, () => undefined);
+  const big = await cache.getOrProduce('b'.repeat(64), async () => result(2_000));
+  assert.equal(big.result.data.length, 2_000);
+  assert.equal(cache.bytes, 0);
+  assert.equal(await cache.get('b'.repeat(64)), undefined);
 });
 
 test('result cache: concurrent callers of one key share one produce', async () => {
