@@ -58,6 +58,12 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
 }
 
 export async function createContext(config: Config, log: Logger = createLogger(config)): Promise<AppContext> {
+  // First: a DATA_DIR it cannot create fails the start before anything else is open.
+  const deliveryCache = openResultCache(
+    join(config.dataDir, 'delivery-cache'),
+    config.delivery.cacheBytes,
+    (err, what) => log.warn({ err }, `delivery cache: ${what} failed`),
+  );
   const store = openStore(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
@@ -68,11 +74,6 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   const jobs = createLimiter(config.maxConcurrentJobs);
   const fetches = createLimiter(config.maxConcurrentFetches);
   const isolated = createIsolatedProcessor();
-  const deliveryCache = openResultCache(
-    join(config.dataDir, 'delivery-cache'),
-    config.delivery.cacheBytes,
-    (err, what) => log.warn({ err }, `delivery cache: ${what} failed`),
-  );
   return {
     config,
     log,

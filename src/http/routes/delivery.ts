@@ -7,7 +7,7 @@ import { quotaLimitForTier, reserveQuotaUnit } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
 import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
-import { negotiateFormat } from '../../delivery/negotiate.ts';
+import { negotiateFormat, type NegotiatedFormat } from '../../delivery/negotiate.ts';
 import { resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
 import {
   allowedOrigins,
@@ -215,7 +215,8 @@ async function processMiss(
   ctx: AppContext,
   signer: DeliverySigner,
   delivery: DeliveryRequest,
-  negotiated: ReturnType<typeof negotiateFormat>,
+  /** The negotiated class of `f:auto`; undefined for a URL that names its format (or none). */
+  negotiated: NegotiatedFormat | undefined,
 ): Promise<Omit<CachedResult, 'etag'>> {
   const { config } = ctx;
   const account = { email: signer.email, tier: signer.tier };
@@ -228,7 +229,7 @@ async function processMiss(
   try {
     const input = await observeFetch(ctx.metrics, fetchImage(ctx, delivery.source));
     ctx.metrics.recordInputBytes('url', input.length);
-    const operations = delivery.autoFormat
+    const operations = negotiated
       ? { ...delivery.operations, format: await autoOutputFormat(negotiated, input, config.maxInputPixels) }
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
@@ -288,18 +289,18 @@ export async function deliveryRoutes(app: FastifyInstance, { ctx }: { ctx: AppCo
     }
     const origins = allowedOrigins(signer);
     const origin = sourceOrigin(delivery.source);
-    if (origins.length > 0 && origin !== undefined && !origins.includes(origin))
-      throw originNotAllowed(origin);
-    if (origins.length > 0 && origin === undefined) throw originNotAllowed(delivery.source);
-    const negotiated = delivery.autoFormat ? negotiateFormat(request.headers.accept) : 'explicit';
+    if (origins.length > 0 && (origin === undefined || !origins.includes(origin))) {
+      throw originNotAllowed(origin ?? delivery.source);
+    }
+    const negotiated = delivery.autoFormat ? negotiateFormat(request.headers.accept) : undefined;
     const key = resultCacheKey({
       accountId: signer.accountId,
       source: delivery.source,
       options: delivery.normalisedOptions,
-      format: negotiated,
+      format: negotiated ?? 'as-named',
     });
     const { result, fresh } = await ctx.deliveryCache.getOrProduce(key, () =>
-      processMiss(ctx, signer, delivery, negotiated === 'explicit' ? 'legacy' : negotiated),
+      processMiss(ctx, signer, delivery, negotiated),
     );
     return answer(ctx, request, reply, result, delivery, fresh ? 'miss' : 'hit');
   });
