@@ -49,10 +49,11 @@ No key yet? <a href="/pricing">Get one free</a>. Lost it? <a href="/pricing#reco
 <h2>Delivery URLs</h2>
 <p>Signed image addresses for <code>&lt;img src&gt;</code>, made on your server with a delivery secret (separate from the
 API key). A processed image counts one unit; one served from the cache counts none. <a href="/docs">How to build them</a>.</p>
+<p>Account id, the first segment of your delivery URLs:</p>
+<code id="delivery-account" class="key"></code>
 <dl class="facts">
-<dt>Account id</dt><dd><code id="delivery-account"></code></dd>
 <dt>Secret</dt><dd id="delivery-secret-state"></dd>
-<dt>Delivery images this month</dt><dd id="delivery-images"></dd>
+<dt>Images this month</dt><dd id="delivery-images"></dd>
 </dl>
 <div class="row"><button id="delivery-rotate" type="button" class="secondary">Create or rotate the delivery secret</button></div>
 <div id="delivery-new" hidden><p class="warning"><strong>Shown once.</strong> Your delivery secret: store it on your server now.</p>
