@@ -36,7 +36,7 @@ export default tseslint.config(
   // → store (queries). Below http nothing imports http/ or the composition root (context.ts).
   {
     files: [
-      'src/{accounts,billing,pipeline,fetch,mail,pages,store}/**/*.ts',
+      'src/{accounts,billing,pipeline,fetch,mail,pages,store,delivery}/**/*.ts',
       'src/{config,errors,metrics}.ts',
     ],
     rules: {
@@ -70,6 +70,7 @@ export default tseslint.config(
                 '**/fetch/**',
                 '**/mail/**',
                 '**/pages/**',
+                '**/delivery/**',
                 '**/cli/**',
               ],
               message: 'The store is the bottom layer: it imports no domain or http module.',

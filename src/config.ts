@@ -111,6 +111,9 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: positiveInt.default(120_000),
   INSTANCE_DEAD_AFTER_MS: z.coerce.number().int().min(1000).default(60_000),
   NODE_ENV: z.string().default('development'),
+  DELIVERY_CACHE_BYTES: nonNegativeInt.default(1_073_741_824),
+  DELIVERY_MAX_AGE_SECONDS: nonNegativeInt.default(31_536_000),
+  DELIVERY_SECRET_GRACE_SECONDS: nonNegativeInt.default(86_400),
 });
 
 export type Tier = 'free' | 'starter' | 'growth' | 'scale';
@@ -176,6 +179,15 @@ export interface Config {
   nodeEnv: string;
   /** Fail closed: true for every NODE_ENV but development and test (see isProductionEnv). */
   isProduction: boolean;
+  /** Signed delivery URLs (operator contract §9). */
+  delivery: {
+    /** Bytes of results cached on disk under DATA_DIR/delivery-cache; 0 turns the cache off. */
+    cacheBytes: number;
+    /** Cache-Control max-age of a delivered image. */
+    maxAgeSeconds: number;
+    /** How long the secret replaced by a rotation keeps verifying. */
+    secretGraceSeconds: number;
+  };
 }
 
 /**
@@ -267,5 +279,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     instanceDeadAfterMs: e.INSTANCE_DEAD_AFTER_MS,
     nodeEnv: e.NODE_ENV,
     isProduction: isProductionEnv(e.NODE_ENV),
+    delivery: {
+      cacheBytes: e.DELIVERY_CACHE_BYTES,
+      maxAgeSeconds: e.DELIVERY_MAX_AGE_SECONDS,
+      secretGraceSeconds: e.DELIVERY_SECRET_GRACE_SECONDS,
+    },
   };
 }

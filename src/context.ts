@@ -20,6 +20,8 @@ import {
   startInstanceLiveness,
   type InstanceLiveness,
 } from './accounts/abandoned-units.ts';
+import { join } from 'node:path';
+import { openResultCache, type ResultCache } from './delivery/result-cache.ts';
 
 export interface AppContext {
   config: Config;
@@ -44,6 +46,8 @@ export interface AppContext {
   isolated: IsolatedProcessor;
   /** Prometheus metrics of this instance (own Registry). */
   metrics: Metrics;
+  /** Delivery URL results of this instance, on disk under DATA_DIR (DELIVERY_CACHE_BYTES). */
+  deliveryCache: ResultCache;
   close(): Promise<void>;
 }
 
@@ -55,6 +59,7 @@ export const LOG_REDACT_PATHS = [
   'apiKey',
   'token',
   'key',
+  'secret',
 ];
 
 /** `destination` defaults to stdout; tests pass a stream to read the lines. */
@@ -64,6 +69,12 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
 }
 
 export async function createContext(config: Config, log: Logger = createLogger(config)): Promise<AppContext> {
+  // First: a DATA_DIR it cannot create fails the start before anything else is open.
+  const deliveryCache = openResultCache(
+    join(config.dataDir, 'delivery-cache'),
+    config.delivery.cacheBytes,
+    (err, what) => log.warn({ err }, `delivery cache: ${what} failed`),
+  );
   const store = openStore(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
@@ -74,7 +85,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   const jobs = createLimiter(config.maxConcurrentJobs);
   const fetches = createLimiter(config.maxConcurrentFetches);
   const isolated = createIsolatedProcessor(childMemoryLimitBytes(config.maxInputPixels));
-  const metrics = createMetrics({ jobs, fetches });
+  const metrics = createMetrics({ jobs, fetches }, deliveryCache);
   const liveness = await startInstanceLiveness(store.db, log, {
     deadAfterMs: config.instanceDeadAfterMs,
     longestRequestMs: longestRequestMs(config),
@@ -94,6 +105,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     liveness,
     metrics,
     isolated,
+    deliveryCache,
     close: async () => {
       isolated.close();
       await mailer.close();

@@ -37,6 +37,9 @@ export const ERROR_CODES = {
   unsupported_media_type: 415,
   request_timeout: 408,
   headers_too_large: 431,
+  invalid_url_signature: 403,
+  url_expired: 403,
+  origin_not_allowed: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -78,6 +81,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   unsupported_media_type: 'Content-Type not accepted.',
   request_timeout: 'The request (headers or body) was not received within the server timeouts.',
   headers_too_large: 'The request headers are larger than the server accepts.',
+  invalid_url_signature: 'The delivery URL signature does not verify (same answer for an unknown account).',
+  url_expired: "The delivery URL's exp: time has passed.",
+  origin_not_allowed: "The delivery URL's source origin is not on the account's allowed list.",
 };
 
 export interface ApiErrorExtra {

@@ -27,11 +27,16 @@ export interface Metrics {
   recordFetch(outcome: string): void;
   /** Quota units of requests whose instance died, refunded by this instance (sweep, or SQLite start). */
   recordAbandonedUnitsRefunded(units: number): void;
+  /** One delivery URL answered from the result cache (hit, not_modified) or processed for it (miss). */
+  recordDelivery(result: 'hit' | 'miss' | 'not_modified'): void;
 }
 
 const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 
-export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Metrics {
+export function createMetrics(
+  limiters: { jobs: Limiter; fetches: Limiter },
+  deliveryCache: { readonly bytes: number } = { bytes: 0 },
+): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -121,6 +126,20 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
       this.set(limiters.fetches.inFlight);
     },
   });
+  const deliveries = new Counter({
+    name: 'imgpipe_delivery_requests_total',
+    help: 'Delivery URL images answered: hit and not_modified from the result cache, miss processed (one unit).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'imgpipe_delivery_cache_bytes',
+    help: 'Bytes held by the delivery result cache of this instance (at most DELIVERY_CACHE_BYTES).',
+    registers,
+    collect() {
+      this.set(deliveryCache.bytes);
+    },
+  });
 
   registerEventLoopMetrics(registers);
   const buildInfo = new Gauge({
@@ -154,6 +173,9 @@ export function createMetrics(limiters: { jobs: Limiter; fetches: Limiter }): Me
     },
     recordAbandonedUnitsRefunded(units) {
       abandonedUnitsRefunded.inc(units);
+    },
+    recordDelivery(result) {
+      deliveries.inc({ result });
     },
   };
 }

@@ -35,7 +35,10 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'unsupported_media_type'
   | 'request_timeout'
-  | 'headers_too_large';
+  | 'headers_too_large'
+  | 'invalid_url_signature'
+  | 'url_expired'
+  | 'origin_not_allowed';
 
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const ENDPOINTS: readonly string[];
@@ -104,7 +107,9 @@ export interface Account {
   email: string;
   tier: 'free' | 'starter' | 'growth' | 'scale';
   quota: { limit: number; used: number; remaining: number; resetsAt: string };
-  daily: { date: string; used: number }[];
+  daily: { date: string; used: number; delivery: number }[];
+  /** Images processed for delivery URLs this month (included in quota.used). */
+  deliveryImages: number;
 }
 
 export interface IssuedKey {
@@ -147,4 +152,44 @@ export declare class ImgpipeClient {
   startCheckout(tier: 'starter' | 'growth' | 'scale', email: string): Promise<{ url: string }>;
   sessionKey(sessionId: string): Promise<IssuedKey>;
   openPortal(): Promise<{ url: string }>;
+  rotateDeliverySecret(): Promise<DeliverySecret>;
+  getDelivery(): Promise<DeliverySettings>;
+  setDeliveryOrigins(origins: string[]): Promise<DeliverySettings>;
 }
+
+export interface DeliverySecret {
+  accountId: string;
+  /** Shown once: keep it on your server. */
+  secret: string;
+  createdAt: string;
+  /** The replaced secret verifies until then; null when there was none. */
+  previousSecretValidUntil: string | null;
+}
+
+export interface DeliverySettings {
+  accountId: string;
+  urlPrefix: string;
+  secretCreatedAt: string | null;
+  previousSecretValidUntil: string | null;
+  allowedOrigins: string[];
+}
+
+export interface DeliveryUrlOptions {
+  /** The server, e.g. https://img.example.com (or the CDN in front of it). */
+  baseUrl: string;
+  accountId: string;
+  /** The delivery secret (POST /v1/delivery/secret). Never send it to a browser. */
+  secret: string;
+  width?: number;
+  height?: number;
+  fit?: Fit;
+  /** `auto`: AVIF, WebP or JPEG/PNG by the browser's Accept header. */
+  format?: OutputFormat | 'auto';
+  quality?: number;
+  strip?: boolean;
+  /** After this the URL answers 403 url_expired: a Date or unix seconds. */
+  expires?: Date | number;
+}
+
+/** A signed delivery URL for `<img src>` (HMAC-SHA-256 through Web Crypto). */
+export declare function deliveryUrl(source: string, options: DeliveryUrlOptions): Promise<string>;

@@ -38,6 +38,9 @@ export const ERROR_CODES = Object.freeze([
   'unsupported_media_type',
   'request_timeout',
   'headers_too_large',
+  'invalid_url_signature',
+  'url_expired',
+  'origin_not_allowed',
 ]);
 
 /** The calls this client makes, as `METHOD path` (checked against /openapi.json). */
@@ -51,6 +54,9 @@ export const ENDPOINTS = Object.freeze([
   'POST /v1/billing/checkout',
   'GET /v1/billing/session/{id}/key',
   'POST /v1/billing/portal',
+  'POST /v1/delivery/secret',
+  'GET /v1/delivery',
+  'PUT /v1/delivery/origins',
 ]);
 
 /** The headers of a 200 from POST /v1/image that processImage parses (checked against /openapi.json). */
@@ -238,4 +244,69 @@ export class ImgpipeClient {
   openPortal() {
     return this.json('POST', '/v1/billing/portal');
   }
+
+  /** Creates or rotates the delivery URL signing secret: `{ accountId, secret, … }`, the secret shown once. */
+  rotateDeliverySecret() {
+    return this.json('POST', '/v1/delivery/secret');
+  }
+
+  /** The account's delivery settings (never the secret). */
+  getDelivery() {
+    return this.json('GET', '/v1/delivery');
+  }
+
+  /** Restricts delivery URL sources to these origins (`[]`: any). */
+  setDeliveryOrigins(origins) {
+    return this.json('PUT', '/v1/delivery/origins', { makeBody: () => ({ origins }) });
+  }
+}
+
+/** Option names of a delivery URL, in the order the server writes them (any order verifies). */
+const DELIVERY_OPTIONS = [
+  ['width', 'w'],
+  ['height', 'h'],
+  ['fit', 'fit'],
+  ['format', 'f'],
+  ['quality', 'q'],
+  ['strip', 'strip'],
+  ['expires', 'exp'],
+];
+
+/**
+ * A signed delivery URL for `<img src>`: `<baseUrl>/v1/u/<accountId>/<signature>/<options…>/<source>`. The
+ * signature is HMAC-SHA-256 (Web Crypto, so Node 20+, Deno, Bun) of everything after it, base64url. Build it on
+ * your server: the secret must never reach a browser. `expires` is a Date or unix seconds.
+ *
+ * @param {string} source the image's absolute http(s) URL
+ * @param {{ baseUrl: string, accountId: string, secret: string, width?: number, height?: number, fit?: string,
+ *   format?: string, quality?: number, strip?: boolean, expires?: Date | number }} options
+ * @returns {Promise<string>}
+ */
+export async function deliveryUrl(source, options) {
+  const { baseUrl, accountId, secret } = options ?? {};
+  if (!baseUrl || !accountId || !secret) throw new TypeError('baseUrl, accountId and secret are required');
+  const segments = [];
+  for (const [name, short] of DELIVERY_OPTIONS) {
+    let value = options[name];
+    if (value === undefined) continue;
+    if (value instanceof Date) value = Math.floor(value.getTime() / 1000);
+    segments.push(`${short}:${value}`);
+  }
+  segments.push(encodeURIComponent(source));
+  const signed = segments.join('/');
+  const subtle = globalThis.crypto.subtle;
+  const key = await subtle.importKey(
+    'raw',
+    new globalThis.TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const mac = new Uint8Array(await subtle.sign('HMAC', key, new globalThis.TextEncoder().encode(signed)));
+  const signature = globalThis
+    .btoa(String.fromCharCode(...mac))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+  return `${baseUrl.replace(/\/+$/, '')}/v1/u/${encodeURIComponent(accountId)}/${signature}/${signed}`;
 }

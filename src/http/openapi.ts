@@ -85,6 +85,22 @@ export const HEADERS = {
     description: 'Images remaining this month, after this request.',
   },
   'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying (2).' },
+  'Cache-Control': {
+    type: 'string',
+    example: 'public, max-age=31536000',
+    description: 'Delivery URLs: public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer).',
+  },
+  ETag: { type: 'string', description: 'Strong validator of the bytes; If-None-Match with it answers 304.' },
+  Vary: {
+    type: 'string',
+    example: 'Accept',
+    description: 'Accept on f:auto answers (the format follows it).',
+  },
+  'X-Service-Cache': {
+    type: 'string',
+    enum: ['hit', 'miss'],
+    description: "hit: served from the instance's result cache (no unit); miss: processed now (one unit).",
+  },
 } as const satisfies Record<string, JsonObject>;
 
 export type HeaderName = keyof typeof HEADERS;

@@ -68,9 +68,14 @@ export const accountResponseSchema = z.looseObject({
       z.object({
         date: z.iso.date().describe('A day of this month (UTC).'),
         used: z.number().int().describe('Images counted on that day.'),
+        delivery: z.number().int().describe('Of those, images processed for delivery URLs (cache misses).'),
       }),
     )
     .describe('Images per day this month, from the 1st to today (UTC).'),
+  deliveryImages: z
+    .number()
+    .int()
+    .describe('Images processed for delivery URLs this month (counted in used).'),
 });
 
 export const healthResponseSchema = z.looseObject({ status: z.string() });

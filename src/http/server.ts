@@ -18,6 +18,7 @@ import { webhookRoutes } from './routes/webhook.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { playgroundRoutes } from './routes/playground.ts';
+import { deliveryRoutes } from './routes/delivery.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { registerOpenApi } from './openapi.ts';
 import { logSafeUrl, requestIdFor } from './request-id.ts';
@@ -134,5 +135,6 @@ export async function buildServer(
   await app.register(metricsRoutes, { ctx });
   await app.register(docsRoutes, { ctx });
   await app.register(playgroundRoutes, { ctx });
+  await app.register(deliveryRoutes, { ctx });
   return app;
 }

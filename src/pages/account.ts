@@ -1,6 +1,7 @@
 // /account: the customer's plan, usage this month (with a chart per day), key rotation and the customer portal.
 // The key is pasted once and kept in sessionStorage (never in an address); /assets/account.js calls only the
-// documented JSON API: GET /v1/account, POST /v1/keys/rotate, POST /v1/billing/portal.
+// documented JSON API: GET /v1/account, POST /v1/keys/rotate, POST /v1/billing/portal; /assets/account-delivery.js
+// GET /v1/delivery, POST /v1/delivery/secret, PUT /v1/delivery/origins.
 import { sitePage } from './layout.ts';
 
 export const ACCOUNT_PAGE = sitePage(
@@ -44,6 +45,26 @@ No key yet? <a href="/pricing">Get one free</a>. Lost it? <a href="/pricing#reco
 <code id="new-key-value" class="key"></code><button id="copy-new-key" type="button">Copy key</button></div>
 <p id="rotate-status" class="status" role="status"></p>
 </section>
+<section class="panel" id="delivery">
+<h2>Delivery URLs</h2>
+<p>Signed image addresses for <code>&lt;img src&gt;</code>, made on your server with a delivery secret (separate from the
+API key). A processed image counts one unit; one served from the cache counts none. <a href="/docs">How to build them</a>.</p>
+<p>Account id, the first segment of your delivery URLs:</p>
+<code id="delivery-account" class="key"></code>
+<dl class="facts">
+<dt>Secret</dt><dd id="delivery-secret-state"></dd>
+<dt>Images this month</dt><dd id="delivery-images"></dd>
+</dl>
+<div class="row"><button id="delivery-rotate" type="button" class="secondary">Create or rotate the delivery secret</button></div>
+<div id="delivery-new" hidden><p class="warning"><strong>Shown once.</strong> Your delivery secret: store it on your server now.</p>
+<code id="delivery-new-value" class="key"></code><button id="delivery-copy" type="button">Copy secret</button></div>
+<form id="delivery-origins-form">
+<label for="delivery-origins">Allowed source origins, one per line (empty: any)</label>
+<textarea id="delivery-origins" rows="3" spellcheck="false" placeholder="https://images.example.com"></textarea>
+<div class="row"><button type="submit" class="secondary">Save origins</button></div>
+</form>
+<p id="delivery-status" class="status" role="status"></p>
+</section>
 </div>`,
-  { current: '/account', scripts: ['account.js'] },
+  { current: '/account', scripts: ['account.js', 'account-delivery.js'] },
 );

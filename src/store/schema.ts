@@ -167,6 +167,26 @@ export interface LocalPortalSessionTable {
   expires_at: number;
 }
 
+/** Signed delivery URLs of one account (issue 26): the signing secret and the origins its URLs may fetch. */
+export interface DeliverySettingsTable {
+  account_id: string;
+  /** The signing secret, kept as is: verifying an HMAC needs it (docs/security.md). Null until one is created. */
+  secret: string | null;
+  secret_created_at: string | null;
+  /** The secret before the last rotation, still verifying until previous_valid_until. */
+  previous_secret: string | null;
+  previous_valid_until: string | null;
+  /** JSON array of origins (`https://host[:port]`); empty: any origin the fetch guard allows. */
+  allowed_origins: Generated<string>;
+}
+
+/** Delivery images (cache misses counted as units) per account and UTC day `YYYY-MM-DD`. */
+export interface DeliveryUsageTable {
+  account_id: string;
+  day: string;
+  images: Generated<number>;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -184,6 +204,8 @@ export interface Database {
   quota_reservations: QuotaReservationTable;
   mail_outbox: MailOutboxTable;
   instances: InstanceTable;
+  delivery_settings: DeliverySettingsTable;
+  delivery_usage: DeliveryUsageTable;
 }
 
 export type Db = Kysely<Database>;

@@ -31,6 +31,11 @@ test('config: defaults are those of operator-contract §3', () => {
   assert.equal(c.instanceDeadAfterMs, 60_000);
   assert.equal(c.maxAnimationFrames, 300);
   assert.equal(c.infoRateLimit, 120);
+  assert.deepEqual(c.delivery, {
+    cacheBytes: 1_073_741_824,
+    maxAgeSeconds: 31_536_000,
+    secretGraceSeconds: 86_400,
+  });
 });
 
 const invalid: [string, string][] = [
@@ -52,6 +57,9 @@ const invalid: [string, string][] = [
   ['INSTANCE_DEAD_AFTER_MS', '500'],
   ['MAX_ANIMATION_FRAMES', '0'],
   ['INFO_RATE_LIMIT', 'many'],
+  ['DELIVERY_CACHE_BYTES', '1GiB'],
+  ['DELIVERY_MAX_AGE_SECONDS', '-5'],
+  ['DELIVERY_SECRET_GRACE_SECONDS', 'a day'],
 ];
 
 for (const [name, value] of invalid) {

@@ -10,6 +10,7 @@ import {
 } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
 import { findDailyUsage, findUsage } from '../../store/usage.ts';
+import { findDeliveryUsage } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { routeSchema } from '../openapi.ts';
 import { accountResponseSchema } from '../schemas.ts';
@@ -32,9 +33,10 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
       const now = new Date();
       const limit = quotaLimitForTier(ctx.config, account.tier);
       const month = usageMonth(now);
-      const [used, daily] = await Promise.all([
+      const [used, daily, delivery] = await Promise.all([
         findUsage(ctx.store.db, account.accountId, month),
         findDailyUsage(ctx.store.db, account.accountId, month),
+        findDeliveryUsage(ctx.store.db, account.accountId, month),
       ]);
       const remaining = remainingUnits(limit, used);
       reply
@@ -45,7 +47,8 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
         email: account.email,
         tier: account.tier,
         quota: { limit, used, remaining, resetsAt: quotaResetsAt(now).toISOString() },
-        daily: dailyUsageSoFar(daily, now),
+        daily: dailyUsageSoFar(daily, now).map((d) => ({ ...d, delivery: delivery.get(d.date) ?? 0 })),
+        deliveryImages: [...delivery.values()].reduce((sum, n) => sum + n, 0),
       };
     },
   );

@@ -1,23 +1,19 @@
 // POST /v1/image: auth → reserve a quota unit → read input → take a job slot → process → headers.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
-  confirmQuotaUnit,
   quotaLimitForTier,
-  quotaResetsAt,
   type QuotaReservation,
   remainingUnits,
   reserveQuotaUnit,
-  type UsageWarningLevel,
 } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
-import { busy, processTimeout } from '../../pipeline/errors.ts';
+import { processTimeout } from '../../pipeline/errors.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
-import { needsIsolation } from '../../pipeline/isolated-processor.ts';
-import { usageWarningMail } from '../../mail/templates.ts';
-import { processImage } from '../../pipeline/process.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { observeFetch, observeProcessing } from '../../metrics.ts';
+import { observeFetch } from '../../metrics.ts';
+import { runImageJob } from '../image-job.ts';
 import { readImageRequest } from '../image-request.ts';
+import { countQuotaUnit } from '../count-quota-unit.ts';
 import { routeSchema } from '../openapi.ts';
 import { methodNotAllowed } from '../request-errors.ts';
 import { IMAGE_ROUTE_DOC } from '../openapi-image.ts';
@@ -37,22 +33,7 @@ function guardReservation(
   account: { email: string; tier: string },
   clientGone: AbortController,
 ) {
-  const { publicBaseUrl } = ctx.config;
-  const warningMail = (level: UsageWarningLevel) => ({
-    to: account.email,
-    ...usageWarningMail({
-      level,
-      used: reservation.used,
-      limit: reservation.limit,
-      tier: account.tier,
-      resetsAt: quotaResetsAt(new Date()),
-      upgradeUrl: `${publicBaseUrl}/pricing`,
-      accountUrl: `${publicBaseUrl}/account`,
-    }),
-  });
-  const countUnit = async () => {
-    if (await confirmQuotaUnit(ctx.store.db, reservation, warningMail)) ctx.mailer.wake();
-  };
+  const countUnit = () => countQuotaUnit(ctx, reservation, account);
   let settled = false;
   const settle = async (counted: boolean) => {
     if (settled) return;
@@ -76,12 +57,6 @@ function guardReservation(
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
-  const limits = {
-    maxInputPixels: config.maxInputPixels,
-    processTimeoutMs: config.processTimeoutMs,
-    avifEffort: config.avifEffort,
-    maxAnimationFrames: config.maxAnimationFrames,
-  };
 
   app.post(
     '/v1/image',
@@ -107,17 +82,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         ctx.metrics.recordInputBytes(source.kind, input.length);
         // Work for a client that has gone is never started: its slot would serve nobody.
         if (clientGone.signal.aborted) throw processTimeout('client left');
-        const release = ctx.jobs.tryAcquire();
-        if (!release) {
-          throw busy('slots');
-        }
-        const out = await observeProcessing(
-          ctx.metrics,
-          operations.format,
-          needsIsolation(input, operations, config.isolateJobs)
-            ? ctx.isolated.run(input, operations, limits, clientGone.signal).finally(release)
-            : processImage(input, operations, limits, release),
-        );
+        const out = await runImageJob(ctx, input, operations, clientGone.signal);
         reply.outputFormat = out.format;
         return reply
           .type(`image/${out.format}`)

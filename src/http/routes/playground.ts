@@ -30,6 +30,7 @@ const PLAYGROUND_CSP =
 const FILES = {
   '/': { file: 'playground.html', type: 'text/html; charset=utf-8' },
   '/playground.js': { file: 'playground.js', type: 'text/javascript; charset=utf-8' },
+  '/playground-delivery.js': { file: 'playground-delivery.js', type: 'text/javascript; charset=utf-8' },
   '/playground.css': { file: 'playground.css', type: 'text/css; charset=utf-8' },
 } as const;
 
@@ -40,6 +41,7 @@ const ASSETS = {
   'pricing-plan.js': 'text/javascript; charset=utf-8',
   'pricing.js': 'text/javascript; charset=utf-8',
   'account.js': 'text/javascript; charset=utf-8',
+  'account-delivery.js': 'text/javascript; charset=utf-8',
   'session-key.js': 'text/javascript; charset=utf-8',
   'verify.js': 'text/javascript; charset=utf-8',
   'words.js': 'text/javascript; charset=utf-8',

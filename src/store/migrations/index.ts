@@ -6,6 +6,7 @@ import * as m003 from './003-quota-reservations.ts';
 import * as m004 from './004-mail-outbox-daily-usage.ts';
 import * as m005 from './005-checkout-sessions.ts';
 import * as m006 from './006-subscriptions.ts';
+import * as m007 from './007-delivery.ts';
 import * as m008 from './008-instances.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '004-mail-outbox-daily-usage': m004,
   '005-checkout-sessions': m005,
   '006-subscriptions': m006,
+  '007-delivery': m007,
   '008-instances': m008,
 };
 

@@ -1,0 +1,23 @@
+// The errors of delivery URLs, one wording per code. A bad signature reads the same for every account id.
+import { apiError, type ApiError } from '../errors.ts';
+
+export function invalidUrlSignature(): ApiError {
+  return apiError(
+    'invalid_url_signature',
+    'The signature does not match this URL; sign everything after the signature with your delivery secret (docs/delivery.md)',
+  );
+}
+
+export function urlExpired(expiresAt: number): ApiError {
+  return apiError(
+    'url_expired',
+    `This URL expired at ${new Date(expiresAt * 1000).toISOString()}; sign a new one`,
+  );
+}
+
+export function originNotAllowed(origin: string): ApiError {
+  return apiError(
+    'origin_not_allowed',
+    `Images from ${origin.slice(0, 100)} are not allowed for this account; add the origin with PUT /v1/delivery/origins`,
+  );
+}

@@ -1,0 +1,347 @@
+// GET /v1/u/<account>/<signature>/<options…>/<source>: signed delivery URLs, served from the instance's result
+// cache or processed once per key (a unit per miss); and the Bearer endpoints that manage an account's secret
+// and allowed origins.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { quotaLimitForTier, reserveQuotaUnit } from '../../accounts/quota.ts';
+import type { AppContext } from '../../context.ts';
+import { autoOutputFormat } from '../../delivery/auto-format.ts';
+import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
+import { negotiateFormat, type NegotiatedFormat } from '../../delivery/negotiate.ts';
+import { resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
+import {
+  allowedOrigins,
+  recordDeliveryImage,
+  replaceAllowedOrigins,
+  rotateSecret,
+  sourceOrigin,
+  verifyDeliveryPath,
+} from '../../delivery/settings.ts';
+import { parseDeliveryRequest, splitDeliveryPath, type DeliveryRequest } from '../../delivery/url.ts';
+import { fetchImage } from '../../fetch/guarded-fetch.ts';
+import { observeFetch } from '../../metrics.ts';
+import type { DeliverySigner } from '../../store/delivery.ts';
+import { findDeliverySigner } from '../../store/delivery.ts';
+import { accountOf, requireApiKey } from '../auth.ts';
+import { runImageJob } from '../image-job.ts';
+import { routeSchema, type RouteDoc } from '../openapi.ts';
+import { countQuotaUnit } from '../count-quota-unit.ts';
+import { parseBody } from '../schemas.ts';
+
+const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
+\`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments \`w:800\`, \`h:600\`,
+\`fit:cover\`, \`f:auto|jpeg|png|webp|avif\`, \`q:80\`, \`strip:false\`, \`exp:<unix seconds>\` (any order, each at most
+once); the source is the image URL percent-encoded as one segment (encodeURIComponent). The signature is the
+HMAC-SHA-256, base64url without padding, of everything after it as sent, under the account's delivery secret
+(POST /v1/delivery/secret). \`f:auto\` answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with
+Vary: Accept. A result is cached per instance (DELIVERY_CACHE_BYTES); a miss counts one quota unit, a hit or a
+304 none. Answers carry Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong
+ETag, and X-Service-Cache: hit or miss. See docs/delivery.md.`;
+
+const DELIVERY_DOC: RouteDoc = {
+  operationId: 'deliverImage',
+  tag: 'Images',
+  summary: 'A signed delivery URL: the processed image, cached',
+  description: DELIVERY_DESCRIPTION,
+  params: {
+    type: 'object',
+    properties: {
+      accountId: { type: 'string', description: 'The account id (GET /v1/delivery shows it).' },
+      '*': {
+        type: 'string',
+        description:
+          '<signature>/<options…>/<source>, e.g. Ab9…/w:800/f:auto/https%3A%2F%2Fcdn.example.com%2Fa.jpg',
+      },
+    },
+  },
+  headers: {
+    type: 'object',
+    properties: {
+      Accept: {
+        type: 'string',
+        description: 'Chooses the format of f:auto (image/avif, image/webp, else JPEG/PNG).',
+      },
+      'If-None-Match': {
+        type: 'string',
+        description: 'An ETag from an earlier answer: 304 when it still matches.',
+      },
+    },
+  },
+  success: {
+    status: 200,
+    description: 'The image (304 without a body when If-None-Match names its ETag).',
+    content: { 'image/*': { schema: { type: 'string', format: 'binary' } } },
+    headers: [
+      'X-Service-Output-Format',
+      'X-Service-Output-Bytes',
+      'X-Service-Output-Width',
+      'X-Service-Output-Height',
+      'X-Service-Operations',
+      'Cache-Control',
+      'ETag',
+      'Vary',
+      'X-Service-Cache',
+    ],
+  },
+  errors: [
+    'invalid_url_signature',
+    'url_expired',
+    'origin_not_allowed',
+    'invalid_operations',
+    'bad_url',
+    'bad_url_scheme',
+    'blocked_url',
+    'too_many_redirects',
+    'fetch_failed',
+    'fetch_timeout',
+    'fetch_busy',
+    'busy',
+    'image_too_large',
+    'process_timeout',
+    'unprocessable_image',
+    'quota_exceeded',
+    'store_unavailable',
+  ],
+};
+
+const settingsSchema = z.looseObject({
+  accountId: z.string().describe('The account id, the first segment of every delivery URL.'),
+  urlPrefix: z.string().describe('PUBLIC_BASE_URL/v1/u/<account id>/: where this account’s URLs start.'),
+  secretCreatedAt: z.iso.datetime().nullable().describe('When the current secret was made; null: none yet.'),
+  previousSecretValidUntil: z.iso
+    .datetime()
+    .nullable()
+    .describe('Until when the secret replaced by the last rotation still verifies; null: none.'),
+  allowedOrigins: z
+    .array(z.string())
+    .describe('Origins delivery URLs may fetch from; empty: any origin the fetch guard allows.'),
+});
+
+const secretSchema = z.looseObject({
+  accountId: z.string(),
+  secret: z.string().describe('The signing secret, shown once. Keep it on your server, never in a page.'),
+  createdAt: z.iso.datetime(),
+  previousSecretValidUntil: z.iso
+    .datetime()
+    .nullable()
+    .describe(
+      'The secret it replaced keeps verifying until then (DELIVERY_SECRET_GRACE_SECONDS); null: none.',
+    ),
+});
+
+const MAX_ORIGINS = 50;
+
+const originsBodySchema = z
+  .object({
+    origins: z
+      .array(
+        z
+          .string()
+          .refine((o) => /^https?:\/\//i.test(o) && sourceOrigin(o) === o.replace(/\/$/, '').toLowerCase(), {
+            error: 'each must be an origin such as https://images.example.com (scheme, host, optional port)',
+          }),
+      )
+      .max(MAX_ORIGINS, { error: `at most ${MAX_ORIGINS} origins` }),
+  })
+  .describe('The origins delivery URLs of this account may fetch from; [] allows any.');
+
+const SECRET_DOC: RouteDoc = {
+  operationId: 'rotateDeliverySecret',
+  tag: 'Accounts and keys',
+  summary: 'Create or rotate the delivery URL signing secret, shown once',
+  description:
+    'The first call creates the secret; each later call replaces it, and the replaced one keeps verifying for DELIVERY_SECRET_GRACE_SECONDS (default one day), so pages signed with it keep working while you deploy the new one.',
+  auth: true,
+  success: { status: 200, description: 'The new secret.', schema: secretSchema },
+  errors: ['store_unavailable'],
+};
+
+const SETTINGS_DOC: RouteDoc = {
+  operationId: 'getDelivery',
+  tag: 'Accounts and keys',
+  summary: "The account's delivery URL settings (never the secret)",
+  auth: true,
+  success: { status: 200, description: 'The settings.', schema: settingsSchema },
+  errors: ['store_unavailable'],
+};
+
+const ORIGINS_DOC: RouteDoc = {
+  operationId: 'setDeliveryOrigins',
+  tag: 'Accounts and keys',
+  summary: 'Restrict the sources of delivery URLs to a list of origins',
+  auth: true,
+  body: originsBodySchema,
+  success: { status: 200, description: 'The settings.', schema: settingsSchema },
+  errors: ['invalid_request', 'store_unavailable'],
+};
+
+function settingsView(ctx: AppContext, accountId: string, signer: DeliverySigner | undefined) {
+  return {
+    accountId,
+    urlPrefix: `${ctx.config.publicBaseUrl}/v1/u/${encodeURIComponent(accountId)}/`,
+    secretCreatedAt: signer?.secretCreatedAt ?? null,
+    previousSecretValidUntil:
+      signer?.previousSecret &&
+      signer.previousValidUntil &&
+      signer.previousValidUntil > new Date().toISOString()
+        ? signer.previousValidUntil
+        : null,
+    allowedOrigins: signer ? allowedOrigins(signer) : [],
+  };
+}
+
+/** Cache-Control of a delivered image: DELIVERY_MAX_AGE_SECONDS, shortened so no cache keeps it past exp:. */
+function cacheControl(ctx: AppContext, expiresAt: number | undefined): string {
+  const untilExpiry = expiresAt === undefined ? Infinity : expiresAt - Math.floor(Date.now() / 1000);
+  return `public, max-age=${Math.max(0, Math.min(ctx.config.delivery.maxAgeSeconds, untilExpiry))}`;
+}
+
+/** Whether If-None-Match names this ETag (or is `*`). */
+function notModified(request: FastifyRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (!header) return false;
+  return header
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === etag || t === '*');
+}
+
+/**
+ * A miss: reserve a unit, fetch through the SSRF guard, take a slot, process; the unit counts once the image
+ * exists (it is cached and later requests are free, so a client leaving early does not get it refunded) and is
+ * refunded on every failure.
+ */
+async function processMiss(
+  ctx: AppContext,
+  signer: DeliverySigner,
+  delivery: DeliveryRequest,
+  /** The negotiated class of `f:auto`; undefined for a URL that names its format (or none). */
+  negotiated: NegotiatedFormat | undefined,
+): Promise<Omit<CachedResult, 'etag'>> {
+  const { config } = ctx;
+  const account = { email: signer.email, tier: signer.tier };
+  const reservation = await reserveQuotaUnit(
+    ctx.store.db,
+    { id: signer.accountId, tier: signer.tier },
+    quotaLimitForTier(config, signer.tier),
+    `${config.publicBaseUrl}/pricing`,
+    ctx.liveness.id,
+  );
+  try {
+    const input = await observeFetch(ctx.metrics, fetchImage(ctx, delivery.source));
+    ctx.metrics.recordInputBytes('url', input.length);
+    const operations = negotiated
+      ? { ...delivery.operations, format: await autoOutputFormat(negotiated, input, config.maxInputPixels) }
+      : delivery.operations;
+    // The result serves every later request of this key, so it is finished even when this client leaves.
+    const out = await runImageJob(ctx, input, operations, new AbortController().signal);
+    await countQuotaUnit(ctx, reservation, account);
+    await recordDeliveryImage(ctx.store.db, signer.accountId);
+    return out;
+  } catch (err) {
+    await ctx.refunds.refund(reservation);
+    throw err;
+  }
+}
+
+function answer(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  result: CachedResult,
+  delivery: DeliveryRequest,
+  cache: 'hit' | 'miss',
+) {
+  reply.headers({
+    'Cache-Control': cacheControl(ctx, delivery.expiresAt),
+    ETag: result.etag,
+    'X-Service-Cache': cache,
+  });
+  if (delivery.autoFormat) reply.header('Vary', 'Accept');
+  if (notModified(request, result.etag)) {
+    ctx.metrics.recordDelivery(cache === 'hit' ? 'not_modified' : 'miss');
+    return reply.code(304).send();
+  }
+  ctx.metrics.recordDelivery(cache);
+  reply.outputFormat = result.format;
+  return reply
+    .type(`image/${result.format}`)
+    .headers({
+      'X-Service-Output-Format': result.format,
+      'X-Service-Output-Bytes': result.data.length,
+      'X-Service-Output-Width': result.width,
+      'X-Service-Output-Height': result.height,
+      'X-Service-Operations': result.applied.join(','),
+    })
+    .send(result.data);
+}
+
+export async function deliveryRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  // The pattern has a parameter so the request log shows the pattern, never a signed URL (a capability).
+  app.get('/v1/u/:accountId/*', { schema: routeSchema(DELIVERY_DOC) }, async (request, reply) => {
+    // Every error (403, 429, 503…) stays out of shared caches; an image's answer replaces this.
+    reply.header('Cache-Control', 'no-store');
+    const path = splitDeliveryPath(request.url);
+    if (!path) throw invalidUrlSignature();
+    const signer = await verifyDeliveryPath(ctx.store.db, path);
+    const delivery = parseDeliveryRequest(path.signedPart, ctx.operations);
+    if (delivery.expiresAt !== undefined && delivery.expiresAt < Date.now() / 1000) {
+      throw urlExpired(delivery.expiresAt);
+    }
+    const origins = allowedOrigins(signer);
+    const origin = sourceOrigin(delivery.source);
+    if (origins.length > 0 && (origin === undefined || !origins.includes(origin))) {
+      throw originNotAllowed(origin ?? delivery.source);
+    }
+    const negotiated = delivery.autoFormat ? negotiateFormat(request.headers.accept) : undefined;
+    const key = resultCacheKey({
+      accountId: signer.accountId,
+      source: delivery.source,
+      options: delivery.normalisedOptions,
+      format: negotiated ?? 'as-named',
+    });
+    const { result, fresh } = await ctx.deliveryCache.getOrProduce(key, () =>
+      processMiss(ctx, signer, delivery, negotiated),
+    );
+    return answer(ctx, request, reply, result, delivery, fresh ? 'miss' : 'hit');
+  });
+
+  await app.register(async (scope) => {
+    // Rotation takes no body: whatever a client sends is ignored.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
+    scope.post(
+      '/v1/delivery/secret',
+      { onRequest: requireApiKey(ctx), schema: routeSchema(SECRET_DOC) },
+      async (request, reply) => {
+        const { accountId } = accountOf(request);
+        const made = await rotateSecret(ctx.store.db, accountId, ctx.config.delivery.secretGraceSeconds);
+        reply.header('Cache-Control', 'no-store');
+        return { accountId, ...made };
+      },
+    );
+  });
+
+  app.get(
+    '/v1/delivery',
+    { onRequest: requireApiKey(ctx), schema: routeSchema(SETTINGS_DOC) },
+    async (request, reply) => {
+      const { accountId } = accountOf(request);
+      reply.header('Cache-Control', 'no-store');
+      return settingsView(ctx, accountId, await findDeliverySigner(ctx.store.db, accountId));
+    },
+  );
+
+  app.put(
+    '/v1/delivery/origins',
+    { onRequest: requireApiKey(ctx), schema: routeSchema(ORIGINS_DOC) },
+    async (request, reply) => {
+      const { accountId } = accountOf(request);
+      const { origins } = parseBody(originsBodySchema, request.body);
+      const normalised = [...new Set(origins.map((o) => sourceOrigin(o) as string))];
+      await replaceAllowedOrigins(ctx.store.db, accountId, normalised);
+      reply.header('Cache-Control', 'no-store');
+      return settingsView(ctx, accountId, await findDeliverySigner(ctx.store.db, accountId));
+    },
+  );
+}

@@ -1,0 +1,139 @@
+// Pure parts of delivery URLs: the path's grammar and signature, Accept negotiation, and the result cache's bounds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiError } from '../../src/errors.ts';
+import { negotiateFormat } from '../../src/delivery/negotiate.ts';
+import { openResultCache, resultCacheKey } from '../../src/delivery/result-cache.ts';
+import {
+  deliveryPath,
+  parseDeliveryRequest,
+  signatureMatches,
+  splitDeliveryPath,
+} from '../../src/delivery/url.ts';
+import { operationsSchema } from '../../src/pipeline/operations.ts';
+
+const schema = operationsSchema(10_000);
+const SOURCE = 'https://images.example.com/a b/photo.jpg?v=2';
+
+test('delivery url: the path is account, signature, options in canonical order, then the source as one segment', () => {
+  const path = deliveryPath('acc-1', 'imgpd_s', SOURCE, {
+    f: 'auto',
+    w: 800,
+    exp: 1_900_000_000,
+    fit: 'cover',
+  });
+  const parts = splitDeliveryPath(path);
+  assert.equal(parts?.accountId, 'acc-1');
+  assert.equal(parts?.signedPart, `w:800/fit:cover/f:auto/exp:1900000000/${encodeURIComponent(SOURCE)}`);
+  assert.ok(signatureMatches('imgpd_s', parts.signedPart, parts.signature));
+  assert.equal(signatureMatches('imgpd_other', parts.signedPart, parts.signature), false);
+  assert.equal(signatureMatches('imgpd_s', parts.signedPart, 'short'), false);
+});
+
+test('delivery url: options parse into operations; the normalised form ignores order and expiry', () => {
+  const a = parseDeliveryRequest(`q:60/w:300/strip:false/exp:5/${encodeURIComponent(SOURCE)}`, schema);
+  const b = parseDeliveryRequest(`w:300/strip:false/q:60/${encodeURIComponent(SOURCE)}`, schema);
+  assert.equal(a.source, SOURCE);
+  assert.deepEqual(a.operations, {
+    resize: { w: 300, h: undefined, fit: undefined },
+    quality: 60,
+    strip: false,
+  });
+  assert.equal(a.expiresAt, 5);
+  assert.equal(a.normalisedOptions, b.normalisedOptions);
+  assert.equal(parseDeliveryRequest(`f:auto/${encodeURIComponent(SOURCE)}`, schema).autoFormat, true);
+});
+
+test('delivery url: a bad, unknown or repeated option is invalid_operations naming it', () => {
+  const cases: [string, string][] = [
+    ['w:abc', 'w'],
+    ['blur:3', 'blur'],
+    ['w:10/w:20', 'twice'],
+    ['f:gif', 'f must'],
+    ['q:101', 'quality'],
+    ['fit:stretch', 'fit'],
+  ];
+  for (const [text, named] of cases) {
+    assert.throws(
+      () => parseDeliveryRequest(`${text}/${encodeURIComponent(SOURCE)}`, schema),
+      (err: unknown) =>
+        err instanceof ApiError && err.code === 'invalid_operations' && err.message.includes(named),
+      text,
+    );
+  }
+});
+
+test('negotiation: AVIF over WebP over legacy; wildcards and q=0 accept neither; no Accept is legacy', () => {
+  assert.equal(negotiateFormat('image/avif,image/webp,image/apng,*/*;q=0.8'), 'avif');
+  assert.equal(negotiateFormat('image/webp,*/*'), 'webp');
+  assert.equal(negotiateFormat('image/avif;q=0, image/webp;q=0.5'), 'webp');
+  assert.equal(negotiateFormat('image/*,*/*'), 'legacy');
+  assert.equal(negotiateFormat(undefined), 'legacy');
+  assert.equal(negotiateFormat(''), 'legacy');
+});
+
+test('result cache: keys differ by account, source, options and negotiated format', () => {
+  const base = { accountId: 'a', source: 's', options: 'w:1', format: 'webp' };
+  const keys = new Set(
+    [
+      base,
+      { ...base, accountId: 'b' },
+      { ...base, source: 't' },
+      { ...base, options: 'w:2' },
+      { ...base, format: 'avif' },
+    ].map(resultCacheKey),
+  );
+  assert.equal(keys.size, 5);
+});
+
+const result = (bytes: number) => ({
+  data: Buffer.alloc(bytes, 7),
+  format: 'jpeg' as const,
+  width: 1,
+  height: 1,
+  applied: [],
+});
+
+// An entry of result(880) takes 981 bytes on disk (the image plus its header); a 16 000-byte cache holds 16 of them
+// (a result over a sixteenth of the cache, 1 000 bytes here, is not kept).
+test('result cache: stays within its byte bound, evicting the least recently used first', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-cache-'));
+  const cache = openResultCache(dir, 16_000, () => undefined);
+  const key = (n: number) => resultCacheKey({ accountId: 'a', source: String(n), options: '', format: 'x' });
+  for (let n = 1; n <= 16; n++) await cache.getOrProduce(key(n), async () => result(880));
+  assert.ok(await cache.get(key(1)), 'key 1 read: now the most recently used');
+  await cache.getOrProduce(key(17), async () => result(880));
+  assert.ok(cache.bytes <= 16_000);
+  assert.equal(await cache.get(key(2)), undefined, 'the least recently used went first');
+  assert.ok(await cache.get(key(1)));
+  assert.equal(readdirSync(dir).length, 16);
+  const reopened = openResultCache(dir, 16_000, () => undefined);
+  assert.deepEqual((await reopened.get(key(17)))?.data, result(880).data, 'files survive a restart');
+});
+
+test('result cache: a result over a sixteenth of the cache is answered but not kept', async () => {
+  const cache = openResultCache(mkdtempSync(join(tmpdir(), 'imgpipe-cache-')), 16_000, () => undefined);
+  const big = await cache.getOrProduce('b'.repeat(64), async () => result(2_000));
+  assert.equal(big.result.data.length, 2_000);
+  assert.equal(cache.bytes, 0);
+  assert.equal(await cache.get('b'.repeat(64)), undefined);
+});
+
+test('result cache: concurrent callers of one key share one produce', async () => {
+  const cache = openResultCache(mkdtempSync(join(tmpdir(), 'imgpipe-cache-')), 10_000, () => undefined);
+  let runs = 0;
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      cache.getOrProduce('k'.repeat(64), async () => {
+        runs++;
+        await new Promise((r) => setTimeout(r, 20));
+        return result(10);
+      }),
+    ),
+  );
+  assert.equal(runs, 1);
+  assert.equal(answers.filter((a) => a.fresh).length, 1);
+});
