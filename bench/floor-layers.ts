@@ -31,7 +31,14 @@ import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
 import { insertApiKey } from '../src/store/keys.ts';
-import { floorLimits, readUploadPlain, sharpOnce, type FloorOutput } from './floor-server.ts';
+import {
+  floorLimits,
+  readUploadPlain,
+  REPLAY,
+  replayOr,
+  sharpOnce,
+  type FloorOutput,
+} from './floor-server.ts';
 
 /**
  * In the order they are added. fastify: the service's Fastify options, error handler, OpenAPI registration,
@@ -146,9 +153,10 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   };
 
   const processUpload = (input: Buffer, ops: Operations): Promise<Output> => {
-    if (!on('pipeline')) return sharpOnce(input, ops, limits);
+    if (!on('pipeline')) return replayOr(input, () => sharpOnce(input, ops, limits));
     const release = jobs.tryAcquire();
     if (!release) throw busy('slots');
+    if (REPLAY) return replayOr(input, () => processImage(input, ops, limits)).finally(release);
     return processImage(input, ops, limits, release);
   };
 

@@ -84,6 +84,24 @@ export async function sharpOnce(input: Buffer, ops: Operations, limits: ProcessL
   return { data: await image.toBuffer(), format: ctx.format };
 }
 
+/** FLOOR_REPLAY=1 (bench/floor.ts's replay ladder): see replayOr. */
+export const REPLAY = process.env.FLOOR_REPLAY === '1';
+const replayedOutputs = new Map<number, Promise<unknown>>();
+
+/**
+ * With FLOOR_REPLAY=1, each distinct upload (told apart by its length) is processed once and its output answered
+ * again afterwards without sharp, so what is left to measure is the HTTP path's own CPU, free of sharp's noise.
+ */
+export function replayOr<T>(input: Buffer, work: () => Promise<T>): Promise<T> {
+  if (!REPLAY) return work();
+  let output = replayedOutputs.get(input.length);
+  if (output === undefined) {
+    output = work();
+    replayedOutputs.set(input.length, output);
+  }
+  return output as Promise<T>;
+}
+
 export function floorLimits(): ProcessLimits & { maxUploadBytes: number } {
   const config = loadConfig(process.env);
   return {
@@ -108,7 +126,8 @@ async function handleImage(
   limits: ReturnType<typeof floorLimits>,
 ) {
   const upload = await readUploadPlain(req, limits.maxUploadBytes);
-  const out = await sharpOnce(upload.image, JSON.parse(upload.operations) as Operations, limits);
+  const operations = JSON.parse(upload.operations) as Operations;
+  const out = await replayOr(upload.image, () => sharpOnce(upload.image, operations, limits));
   res.writeHead(200, { 'content-type': `image/${out.format}`, 'content-length': out.data.length });
   res.end(out.data);
 }

@@ -22,11 +22,17 @@ export interface BenchServer {
  * Starts bench/floor-server.ts as a child with the service's node flags and thread pool size, so the only
  * difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
  */
-export async function startFloor(env: Record<string, string>): Promise<BenchServer> {
+export async function startFloor(env: Record<string, string>, nodeArgs: string[] = []): Promise<BenchServer> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['--initial-old-space-size=128', '--import', 'tsx', join(REPO_ROOT, 'bench/floor-server.ts')],
+    [
+      '--initial-old-space-size=128',
+      ...nodeArgs,
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'bench/floor-server.ts'),
+    ],
     {
       cwd: REPO_ROOT,
       env: { ...process.env, NODE_ENV: 'production', ...env, FLOOR_PORT: String(port) },
@@ -212,22 +218,29 @@ export async function measureLayers(
   workloads: Workload[],
   service: ServiceProcess,
   variantEnv: Record<string, string>,
-  opts: InterleaveOptions,
+  opts: InterleaveOptions & { replay: boolean },
 ): Promise<LayerMeasurement[]> {
   const names = ['floor', ...LAYERS.map((layer) => `+${layer}`)];
+  // Replayed outputs: the service cannot replay, so it is not a side then.
+  const servers = (variants: BenchServer[]) => (opts.replay ? variants : [...variants, service]);
   const variants: BenchServer[] = [];
   const clients: ReturnType<typeof httpClient>[] = [];
   try {
     for (let count = 0; count <= LAYERS.length; count++) {
       variants.push(
-        await startFloor({ ...variantEnv, FLOOR_LAYERS: firstLayers(count), FLOOR_API_KEY: service.apiKey }),
+        await startFloor({
+          ...variantEnv,
+          FLOOR_LAYERS: firstLayers(count),
+          FLOOR_API_KEY: service.apiKey,
+          FLOOR_REPLAY: opts.replay ? '1' : '0',
+        }),
       );
     }
-    for (const server of [...variants, service]) clients.push(httpClient(server.origin, opts.concurrency));
+    for (const server of servers(variants)) clients.push(httpClient(server.origin, opts.concurrency));
     const measurements: LayerMeasurement[] = [];
     for (const w of workloads) {
       const request = prepareImageRequest(service.apiKey, w.input, w.operations);
-      const sides: Side[] = [...variants, service].map((server, i) => ({
+      const sides: Side[] = servers(variants).map((server, i) => ({
         name: names[i] ?? 'service',
         job: () => (clients[i] as (typeof clients)[number]).post(request),
         cpuMs: server.cpuMs,
@@ -248,7 +261,8 @@ export async function measureLayers(
 
 export function layerTable(m: LayerMeasurement): string {
   const cpu = (i: number) => (m.rows[i] as LayerRow).result.cpuPerImageMs;
-  const last = m.rows.length - 1;
+  const withService = m.rows[m.rows.length - 1]?.name === 'service';
+  const last = withService ? m.rows.length - 1 : m.rows.length;
   const floorCpu = cpu(0);
   const body = m.rows.map((row, i) => [
     i === last ? '**service** (bin/imgpipe.js serve)' : i === 0 ? 'floor' : `${row.name}`,
@@ -273,8 +287,10 @@ export function layerTable(m: LayerMeasurement): string {
       body,
     ),
     '',
-    `Layers added up (all layers − floor): ${fmt.n(cpu(last - 1) - floorCpu, 2)} ms; service − floor:` +
-      ` ${fmt.n(cpu(last) - floorCpu, 2)} ms; what the layers do not explain (service − all layers):` +
-      ` ${fmt.n(cpu(last) - cpu(last - 1), 2)} ms.`,
+    `Layers added up (all layers − floor): ${fmt.n(cpu(last - 1) - floorCpu, 2)} ms` +
+      (withService
+        ? `; service − floor: ${fmt.n(cpu(last) - floorCpu, 2)} ms; what the layers do not explain` +
+          ` (service − all layers): ${fmt.n(cpu(last) - cpu(last - 1), 2)} ms.`
+        : ' (outputs replayed: no sharp, so no service row).'),
   ].join('\n');
 }

@@ -23,10 +23,11 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,floor,layers
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,floor,layers,layers-replay
                        (floor: raw sharp, the floor server and the service on W1,W2,W4,W6 at 1 and 2
                        connections, ~4 min; layers: the floor + one service layer at a time and the
-                       service, W1 and W6 at 1 connection, ~4 min; neither is part of the default run)
+                       service, W1 and W6 at 1 connection, ~4 min; layers-replay: the same ladder with
+                       sharp's output replayed, the HTTP path alone, ~2 min; none is in the default run)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
@@ -240,10 +241,10 @@ async function floorSection(): Promise<string> {
   }
 }
 
-async function layersSection(): Promise<string> {
+async function layersSection(replay = false): Promise<string> {
   const wanted = new Set((args.workloads ?? 'W1,W6').split(','));
   const workloads = (await buildWorkloads(await base())).filter((w) => wanted.has(w.id));
-  const segmentMs = quick ? 1_000 : 3_000;
+  const segmentMs = quick ? 1_000 : replay ? 2_000 : 3_000;
   const rounds = quick ? 1 : 3;
   const concurrency = 1;
   const service = await startService({ ...serviceEnv, MAX_CONCURRENT_JOBS: '2' });
@@ -258,16 +259,27 @@ async function layersSection(): Promise<string> {
         QUOTA_FREE: '1000000000',
         MAX_CONCURRENT_JOBS: '2',
       },
-      { concurrency, segmentMs, rounds, warmMs: quick ? 300 : 1_000 },
+      { concurrency, segmentMs, rounds, warmMs: quick ? 300 : 1_000, replay },
     );
     return [
-      header('Floor + one layer at a time: what each layer of the service costs per image (issue 28)', [
-        `- ${concurrency} connection; per workload a warm-up of each variant, then ${rounds} rounds of ${segmentMs / 1000} s` +
-          ' going through the floor, every variant and the service in turn (bench/floor-layers.ts: each variant runs' +
-          " the service's own code for its layers); CPU/img of each server process from /proc",
-        '- Variants and service: LOG_LEVEL=warn, QUOTA_FREE=1e9, MAX_CONCURRENT_JOBS=2, NODE_ENV=production, the same' +
-          ' node flags and UV_THREADPOOL_SIZE',
-      ]),
+      header(
+        replay
+          ? 'Floor + one layer at a time, outputs replayed: the HTTP path of each layer without sharp (issue 28)'
+          : 'Floor + one layer at a time: what each layer of the service costs per image (issue 28)',
+        [
+          ...(replay
+            ? [
+                '- FLOOR_REPLAY=1: each variant processes the upload once, then answers the same output again without' +
+                  ' sharp; so +pipeline here is the job limiter only (its sharp work is in the other table)',
+              ]
+            : []),
+          `- ${concurrency} connection; per workload a warm-up of each variant, then ${rounds} rounds of ${segmentMs / 1000} s` +
+            ' going through the floor, every variant and the service in turn (bench/floor-layers.ts: each variant runs' +
+            " the service's own code for its layers); CPU/img of each server process from /proc",
+          '- Variants and service: LOG_LEVEL=warn, QUOTA_FREE=1e9, MAX_CONCURRENT_JOBS=2, NODE_ENV=production, the same' +
+            ' node flags and UV_THREADPOOL_SIZE',
+        ],
+      ),
       ...measurements.map(layerTable),
     ].join('\n\n');
   } finally {
@@ -289,10 +301,11 @@ const runners: Record<string, () => Promise<string>> = {
   coldstart: coldStartSection,
   soak: soakSection,
   floor: floorSection,
-  layers: layersSection,
+  layers: () => layersSection(false),
+  'layers-replay': () => layersSection(true),
 };
 
-for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'soak', 'floor', 'layers']) {
+for (const name of Object.keys(runners)) {
   if (!sections.has(name)) continue;
   const runner = runners[name] as () => Promise<string>;
   const body = await runner();
