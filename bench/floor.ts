@@ -81,12 +81,17 @@ export interface InterleaveOptions {
   warmMs: number;
 }
 
-/** Warms every side, then runs rounds of A B C… segments, so drift of a shared machine hits all sides alike. */
+/**
+ * Warms every side, then runs rounds of A B C… segments (B C … A in the next round), so drift of a shared machine
+ * hits all sides alike.
+ */
 export async function interleave(sides: Side[], opts: InterleaveOptions): Promise<Map<string, SideResult>> {
   for (const side of sides) await closedLoop(opts.concurrency, opts.warmMs, side.job);
   const acc = new Map(sides.map((s) => [s.name, new Accumulator()]));
   for (let round = 0; round < opts.rounds; round++) {
-    for (const side of sides) {
+    // Each round starts one side later, so no side always follows the same neighbour.
+    const order = sides.map((_, i) => sides[(i + round) % sides.length] as Side);
+    for (const side of order) {
       const cpu0 = side.cpuMs?.() ?? 0;
       const seg: Segment = await closedLoop(opts.concurrency, opts.segmentMs, side.job);
       const cpu = side.cpuMs ? side.cpuMs() - cpu0 : seg.benchCpuMs;
@@ -220,13 +225,14 @@ export async function measureLayers(
   variantEnv: Record<string, string>,
   opts: InterleaveOptions & { replay: boolean },
 ): Promise<LayerMeasurement[]> {
-  const names = ['floor', ...LAYERS.map((layer) => `+${layer}`)];
+  const names = ['floor', ...LAYERS.map((layer) => `+${layer}`), CONTROL];
   // Replayed outputs: the service cannot replay, so it is not a side then.
   const servers = (variants: BenchServer[]) => (opts.replay ? variants : [...variants, service]);
   const variants: BenchServer[] = [];
   const clients: ReturnType<typeof httpClient>[] = [];
   try {
-    for (let count = 0; count <= LAYERS.length; count++) {
+    // The last count is a second bare floor: the A/A control that shows how far one figure is from another.
+    for (const count of [...LAYERS.keys(), LAYERS.length, 0]) {
       variants.push(
         await startFloor({
           ...variantEnv,
@@ -259,7 +265,12 @@ export async function measureLayers(
   }
 }
 
-export function layerTable(m: LayerMeasurement): string {
+/** Name of the second bare floor process, the A/A control. */
+const CONTROL = 'floor again (A/A control)';
+
+export function layerTable(measurement: LayerMeasurement): string {
+  const control = measurement.rows.find((row) => row.name === CONTROL) as LayerRow;
+  const m = { ...measurement, rows: measurement.rows.filter((row) => row !== control) };
   const cpu = (i: number) => (m.rows[i] as LayerRow).result.cpuPerImageMs;
   const withService = m.rows[m.rows.length - 1]?.name === 'service';
   const last = withService ? m.rows.length - 1 : m.rows.length;
@@ -291,6 +302,8 @@ export function layerTable(m: LayerMeasurement): string {
       (withService
         ? `; service − floor: ${fmt.n(cpu(last) - floorCpu, 2)} ms; what the layers do not explain` +
           ` (service − all layers): ${fmt.n(cpu(last) - cpu(last - 1), 2)} ms.`
-        : ' (outputs replayed: no sharp, so no service row).'),
+        : ' (outputs replayed: no sharp, so no service row).') +
+      ` A second, identical floor process (A/A control) measured ${fmt.n(control.result.cpuPerImageMs, 2)} ms` +
+      ` (${fmt.n(control.result.cpuPerImageMs - floorCpu, 2)} ms from the floor): differences of that size are noise.`,
   ].join('\n');
 }
