@@ -274,7 +274,7 @@ async function layersSection(replay = false): Promise<string> {
               ]
             : []),
           `- ${concurrency} connection; per workload a warm-up of each variant, then ${rounds} rounds of ${segmentMs / 1000} s` +
-            ' going through the floor, every variant and the service in turn (bench/floor-layers.ts: each variant runs' +
+            ` going through the floor, every variant${replay ? '' : ' and the service'} in turn (bench/floor-layers.ts: each variant runs` +
             " the service's own code for its layers); CPU/img of each server process from /proc",
           '- Variants and service: LOG_LEVEL=warn, QUOTA_FREE=1e9, MAX_CONCURRENT_JOBS=2, NODE_ENV=production, the same' +
             ' node flags and UV_THREADPOOL_SIZE',
