@@ -70,13 +70,12 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   const schema = operationsSchema(config.maxResizeDimension);
   const jobs = createLimiter(config.maxConcurrentJobs);
   const metrics = on('metrics') ? createMetrics({ jobs, fetches: createLimiter(1) }) : undefined;
+  // FLOOR_DATABASE_URL (bench only; e.g. sqlite::memory:) separates the store's file I/O from its CPU.
+  const databaseUrl =
+    process.env.FLOOR_DATABASE_URL ??
+    `sqlite:${join(mkdtempSync(join(tmpdir(), 'imgpipe-floor-')), 'floor.db')}`;
   const store =
-    on('auth') || on('quota')
-      ? openStore(`sqlite:${join(mkdtempSync(join(tmpdir(), 'imgpipe-floor-')), 'floor.db')}`, {
-          poolSize: 1,
-          statementTimeoutMs: 5000,
-        })
-      : undefined;
+    on('auth') || on('quota') ? openStore(databaseUrl, { poolSize: 1, statementTimeoutMs: 5000 }) : undefined;
   if (store) {
     await migrateStore(store.db);
     const account = await findOrCreateAccount(store.db, 'floor@example.com', 'free');
