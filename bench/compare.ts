@@ -38,7 +38,7 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
-class Accumulator {
+export class Accumulator {
   images = 0;
   elapsedMs = 0;
   cpuMs = 0;

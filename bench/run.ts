@@ -7,6 +7,7 @@ import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
 import { avifTable, measureAvifAcrossImages, measureAvifEfforts } from './avif-effort.ts';
 import { coldStartTable, measureColdStart } from './cold-start.ts';
+import { floorGoalLines, floorTable, layerTable, measureFloor, measureLayers, startFloor } from './floor.ts';
 import { compareWorkload, type WorkloadResult } from './compare.ts';
 import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inputs.ts';
 import { isolationTable, measureIsolation } from './isolation.ts';
@@ -24,7 +25,11 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,rawbody (rawbody: W1 multipart vs raw body, only when named)
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,rawbody,floor,layers,layers-replay
+                       (rawbody: W1 multipart vs raw body; floor: raw sharp, the floor server and the service on
+                       W1,W2,W4,W6 at 1 and 2 connections, ~4 min; layers: the floor + one service layer at a time
+                       and the service, W1 and W6 at 1 connection, ~4 min; layers-replay: the same ladder with
+                       sharp's output replayed, the HTTP path alone, ~2 min; none of these is in the default run)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
@@ -245,6 +250,93 @@ async function rawBodySection(): Promise<string> {
   }
 }
 
+async function floorSection(): Promise<string> {
+  const wanted = new Set((args.workloads ?? 'W1,W2,W4,W6').split(','));
+  const workloads = (await buildWorkloads(await base())).filter((w) => wanted.has(w.id));
+  const segmentMs = quick ? 1_500 : 4_000;
+  const rounds = quick ? 1 : 2;
+  // Two job slots serve both the 1- and the 2-connection rows; at 1 connection only one job runs.
+  const service = await startService({ ...serviceEnv, MAX_CONCURRENT_JOBS: '2' });
+  const floor = await startFloor({ UV_THREADPOOL_SIZE: threadPoolOf(service.pid) });
+  try {
+    const rows = await measureFloor(workloads, service, floor, limits, {
+      concurrencies: [1, 2],
+      segmentMs,
+      rounds,
+      warmMs: quick ? 500 : 1_000,
+    });
+    return [
+      header('Floor: raw sharp, the floor server and the service (issue 28)', [
+        `- Input: ${(await base()).description}`,
+        `- Per workload and connection count: a warm-up of each side, then ${rounds} rounds of ${segmentMs / 1000} s` +
+          ' alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) → service',
+        "- Floor: node:http + @fastify/busboy + one sharp call with the service's settings (sharpInputOptions," +
+          ' metadata, autoOrient, PIPELINE_STEPS); same node flags and UV_THREADPOOL_SIZE as the service',
+        `- Service: MAX_CONCURRENT_JOBS=2 (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production);` +
+          ' CPU/img of both servers from /proc (all threads), raw from process.cpuUsage()',
+      ]),
+      floorTable(rows),
+      '',
+      ...floorGoalLines(rows),
+    ].join('\n');
+  } finally {
+    await floor.stop();
+    await service.stop();
+  }
+}
+
+async function layersSection(replay = false): Promise<string> {
+  const wanted = new Set((args.workloads ?? 'W1,W6').split(','));
+  const workloads = (await buildWorkloads(await base())).filter((w) => wanted.has(w.id));
+  const segmentMs = quick ? 1_000 : replay ? 2_000 : 3_000;
+  const rounds = quick ? 1 : 3;
+  const concurrency = 1;
+  const service = await startService({ ...serviceEnv, MAX_CONCURRENT_JOBS: '2' });
+  try {
+    const measurements = await measureLayers(
+      workloads,
+      service,
+      // The service's settings the layers read: the same quota, log level, job slots and thread pool.
+      {
+        UV_THREADPOOL_SIZE: threadPoolOf(service.pid),
+        LOG_LEVEL: 'warn',
+        QUOTA_FREE: '1000000000',
+        MAX_CONCURRENT_JOBS: '2',
+      },
+      { concurrency, segmentMs, rounds, warmMs: quick ? 300 : 1_000, replay },
+    );
+    return [
+      header(
+        replay
+          ? 'Floor + one layer at a time, outputs replayed: the HTTP path of each layer without sharp (issue 28)'
+          : 'Floor + one layer at a time: what each layer of the service costs per image (issue 28)',
+        [
+          ...(replay
+            ? [
+                '- FLOOR_REPLAY=1: each variant processes the upload once, then answers the same output again without' +
+                  ' sharp; so +pipeline here is the job limiter only (its sharp work is in the other table)',
+              ]
+            : []),
+          `- ${concurrency} connection; per workload a warm-up of each variant, then ${rounds} rounds of ${segmentMs / 1000} s` +
+            ` going through the floor, every variant${replay ? '' : ' and the service'} in turn (bench/floor-layers.ts: each variant runs` +
+            " the service's own code for its layers); CPU/img of each server process from /proc",
+          '- Variants and service: LOG_LEVEL=warn, QUOTA_FREE=1e9, MAX_CONCURRENT_JOBS=2, NODE_ENV=production, the same' +
+            ' node flags and UV_THREADPOOL_SIZE',
+        ],
+      ),
+      ...measurements.map(layerTable),
+    ].join('\n\n');
+  } finally {
+    await service.stop();
+  }
+}
+
+/** The service's UV_THREADPOOL_SIZE as it runs, so the floor gets the same pool. */
+function threadPoolOf(pid: number): string {
+  const match = /(?:^|\0)UV_THREADPOOL_SIZE=(\d+)/.exec(readFileSync(`/proc/${pid}/environ`, 'latin1'));
+  return match?.[1] ?? '4';
+}
+
 const runners: Record<string, () => Promise<string>> = {
   main: mainSection,
   scaling: scalingSection,
@@ -254,9 +346,12 @@ const runners: Record<string, () => Promise<string>> = {
   isolation: isolationSection,
   soak: soakSection,
   rawbody: rawBodySection,
+  floor: floorSection,
+  layers: () => layersSection(false),
+  'layers-replay': () => layersSection(true),
 };
 
-for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'isolation', 'soak', 'rawbody']) {
+for (const name of Object.keys(runners)) {
   if (!sections.has(name)) continue;
   const runner = runners[name] as () => Promise<string>;
   const body = await runner();

@@ -31,7 +31,7 @@ export function randomDevKey(): string {
   return key;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);
@@ -76,7 +76,11 @@ function statusKb(pid: number, field: string): number {
   return match ? Number(match[1]) : 0;
 }
 
-async function waitForHealth(origin: string, child: ChildProcess, stderr: () => string): Promise<void> {
+export async function waitForHealth(
+  origin: string,
+  child: ChildProcess,
+  stderr: () => string,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`service exited at start (${child.exitCode}): ${stderr()}`);

@@ -1,0 +1,309 @@
+// owns: `npm run bench -- --only floor`: raw sharp, the floor server and the service interleaved (issue 28).
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import type { ProcessLimits } from '../src/pipeline/process.ts';
+import { Accumulator, type SideResult } from './compare.ts';
+import { firstLayers, LAYERS } from './floor-layers.ts';
+import { closedLoop, httpClient, prepareImageRequest, type Segment } from './load.ts';
+import { fmt, table } from './report.ts';
+import { freePort, processCpuMs, waitForHealth, type ServiceProcess } from './service.ts';
+import { rawSharp, type Workload } from './workloads.ts';
+
+const REPO_ROOT = resolve(import.meta.dirname, '..');
+
+export interface BenchServer {
+  pid: number;
+  origin: string;
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts bench/floor-server.ts as a child with the service's node flags and thread pool size, so the only
+ * difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
+ */
+export async function startFloor(env: Record<string, string>, nodeArgs: string[] = []): Promise<BenchServer> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      '--initial-old-space-size=128',
+      ...nodeArgs,
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'bench/floor-server.ts'),
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NODE_ENV: 'production', ...env, FLOOR_PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderrText = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderrText = (stderrText + chunk.toString()).slice(-4000);
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealth(origin, child, () => stderrText);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  const pid = child.pid as number;
+  return {
+    pid,
+    origin,
+    cpuMs: () => processCpuMs(pid),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** One side of an interleaved comparison: a job, and how to read the CPU it costs (a server's, or ours). */
+export interface Side {
+  name: string;
+  job: () => Promise<string>;
+  /** CPU so far in ms; undefined: this process's own (raw sharp in-process). */
+  cpuMs?: () => number;
+}
+
+export interface InterleaveOptions {
+  concurrency: number;
+  segmentMs: number;
+  rounds: number;
+  warmMs: number;
+}
+
+/**
+ * Warms every side, then runs rounds of A B C… segments (B C … A in the next round), so drift of a shared machine
+ * hits all sides alike.
+ */
+export async function interleave(sides: Side[], opts: InterleaveOptions): Promise<Map<string, SideResult>> {
+  for (const side of sides) await closedLoop(opts.concurrency, opts.warmMs, side.job);
+  const acc = new Map(sides.map((s) => [s.name, new Accumulator()]));
+  for (let round = 0; round < opts.rounds; round++) {
+    // Each round starts one side later, so no side always follows the same neighbour.
+    const order = sides.map((_, i) => sides[(i + round) % sides.length] as Side);
+    for (const side of order) {
+      const cpu0 = side.cpuMs?.() ?? 0;
+      const seg: Segment = await closedLoop(opts.concurrency, opts.segmentMs, side.job);
+      const cpu = side.cpuMs ? side.cpuMs() - cpu0 : seg.benchCpuMs;
+      acc.get(side.name)?.add(seg, cpu, side.cpuMs ? seg.benchCpuMs : 0);
+    }
+  }
+  return new Map([...acc].map(([name, a]) => [name, a.result(true)]));
+}
+
+export interface FloorRow {
+  workload: Workload;
+  concurrency: number;
+  raw: SideResult;
+  floor: SideResult;
+  service: SideResult;
+}
+
+/** Raw sharp, floor and service on each workload at each concurrency, interleaved within each pair. */
+export async function measureFloor(
+  workloads: Workload[],
+  service: ServiceProcess,
+  floor: BenchServer,
+  limits: ProcessLimits,
+  opts: Omit<InterleaveOptions, 'concurrency'> & { concurrencies: number[] },
+): Promise<FloorRow[]> {
+  const rows: FloorRow[] = [];
+  for (const concurrency of opts.concurrencies) {
+    const floorClient = httpClient(floor.origin, concurrency);
+    const serviceClient = httpClient(service.origin, concurrency);
+    try {
+      for (const w of workloads) {
+        // The same bytes to both servers; the floor ignores the Authorization header.
+        const request = prepareImageRequest(service.apiKey, w.input, w.operations);
+        const sides: Side[] = [
+          { name: 'raw', job: () => rawSharp(w, limits).then(() => '200') },
+          { name: 'floor', job: () => floorClient.post(request), cpuMs: floor.cpuMs },
+          { name: 'service', job: () => serviceClient.post(request), cpuMs: service.cpuMs },
+        ];
+        const r = await interleave(sides, { ...opts, concurrency });
+        const row = {
+          workload: w,
+          concurrency,
+          raw: r.get('raw') as SideResult,
+          floor: r.get('floor') as SideResult,
+          service: r.get('service') as SideResult,
+        };
+        rows.push(row);
+        console.error(
+          `[floor] ${w.id} c=${concurrency}: img/s raw ${fmt.n(row.raw.imagesPerSecond)} floor ${fmt.n(row.floor.imagesPerSecond)}` +
+            ` service ${fmt.n(row.service.imagesPerSecond)}; CPU/img ${fmt.n(row.raw.cpuPerImageMs)} /` +
+            ` ${fmt.n(row.floor.cpuPerImageMs)} / ${fmt.n(row.service.cpuPerImageMs)} ms`,
+        );
+      }
+    } finally {
+      await floorClient.close();
+      await serviceClient.close();
+    }
+  }
+  return rows;
+}
+
+function failures(...sides: SideResult[]): string {
+  const n = sides.reduce((sum, s) => sum + Object.values(s.failures).reduce((a, b) => a + b, 0), 0);
+  return String(n);
+}
+
+export function floorTable(rows: FloorRow[]): string {
+  const head = [
+    'Workload',
+    'conns',
+    'img/s raw / floor / service',
+    'CPU/img ms raw / floor / service',
+    '**service/floor img/s**',
+    '**service/floor CPU**',
+    'floor/raw img/s',
+    'floor/raw CPU',
+    'p50 ms floor / service',
+    'images raw / floor / service',
+    'failures',
+  ];
+  return table(
+    head,
+    rows.map(({ workload: w, concurrency, raw, floor, service }) => [
+      w.id,
+      concurrency,
+      `${fmt.n(raw.imagesPerSecond)} / ${fmt.n(floor.imagesPerSecond)} / ${fmt.n(service.imagesPerSecond)}`,
+      `${fmt.n(raw.cpuPerImageMs)} / ${fmt.n(floor.cpuPerImageMs)} / ${fmt.n(service.cpuPerImageMs)}`,
+      `**${fmt.ratio(service.imagesPerSecond / floor.imagesPerSecond)}**`,
+      `**${fmt.ratio(service.cpuPerImageMs / floor.cpuPerImageMs)}**`,
+      fmt.ratio(floor.imagesPerSecond / raw.imagesPerSecond),
+      fmt.ratio(floor.cpuPerImageMs / raw.cpuPerImageMs),
+      `${fmt.n(floor.p50Ms)} / ${fmt.n(service.p50Ms)}`,
+      `${raw.images} / ${floor.images} / ${service.images}`,
+      failures(raw, floor, service),
+    ]),
+  );
+}
+
+/** The goal of issue 28 per row: service ≥ 0.95× the floor's images/s and ≤ 1.05× its CPU per image. */
+export function floorGoalLines(rows: FloorRow[]): string[] {
+  const held = rows.filter(
+    (r) =>
+      r.service.imagesPerSecond >= 0.95 * r.floor.imagesPerSecond &&
+      r.service.cpuPerImageMs <= 1.05 * r.floor.cpuPerImageMs,
+  );
+  return [
+    `Goal (service ≥ 0.95× floor img/s and ≤ 1.05× floor CPU/img): holds on ${held.length} of ${rows.length} rows` +
+      (held.length ? ` (${held.map((r) => `${r.workload.id}@${r.concurrency}`).join(', ')})` : '') +
+      '.',
+  ];
+}
+
+export interface LayerRow {
+  name: string;
+  result: SideResult;
+}
+
+export interface LayerMeasurement {
+  workload: Workload;
+  /** floor, +fastify, +multipart, … (each adds one layer to the one before), then the service. */
+  rows: LayerRow[];
+}
+
+/**
+ * The floor, each variant with one more of LAYERS (bench/floor-layers.ts), and the service, interleaved on one
+ * workload. Variants run as idle children side by side, so each segment meets the same machine.
+ */
+export async function measureLayers(
+  workloads: Workload[],
+  service: ServiceProcess,
+  variantEnv: Record<string, string>,
+  opts: InterleaveOptions & { replay: boolean },
+): Promise<LayerMeasurement[]> {
+  const names = ['floor', ...LAYERS.map((layer) => `+${layer}`), CONTROL];
+  // Replayed outputs: the service cannot replay, so it is not a side then.
+  const servers = (variants: BenchServer[]) => (opts.replay ? variants : [...variants, service]);
+  const variants: BenchServer[] = [];
+  const clients: ReturnType<typeof httpClient>[] = [];
+  try {
+    // The last count is a second bare floor: the A/A control that shows how far one figure is from another.
+    for (const count of [...LAYERS.keys(), LAYERS.length, 0]) {
+      variants.push(
+        await startFloor({
+          ...variantEnv,
+          FLOOR_LAYERS: firstLayers(count),
+          FLOOR_API_KEY: service.apiKey,
+          FLOOR_REPLAY: opts.replay ? '1' : '0',
+        }),
+      );
+    }
+    for (const server of servers(variants)) clients.push(httpClient(server.origin, opts.concurrency));
+    const measurements: LayerMeasurement[] = [];
+    for (const w of workloads) {
+      const request = prepareImageRequest(service.apiKey, w.input, w.operations);
+      const sides: Side[] = servers(variants).map((server, i) => ({
+        name: names[i] ?? 'service',
+        job: () => (clients[i] as (typeof clients)[number]).post(request),
+        cpuMs: server.cpuMs,
+      }));
+      const r = await interleave(sides, opts);
+      const rows = sides.map((s) => ({ name: s.name, result: r.get(s.name) as SideResult }));
+      console.error(
+        `[layers] ${w.id}: ${rows.map((row) => `${row.name} ${fmt.n(row.result.cpuPerImageMs, 2)}`).join(', ')} ms CPU/img`,
+      );
+      measurements.push({ workload: w, rows });
+    }
+    return measurements;
+  } finally {
+    for (const client of clients) await client.close();
+    for (const variant of variants) await variant.stop();
+  }
+}
+
+/** Name of the second bare floor process, the A/A control. */
+const CONTROL = 'floor again (A/A control)';
+
+export function layerTable(measurement: LayerMeasurement): string {
+  const control = measurement.rows.find((row) => row.name === CONTROL) as LayerRow;
+  const m = { ...measurement, rows: measurement.rows.filter((row) => row !== control) };
+  const cpu = (i: number) => (m.rows[i] as LayerRow).result.cpuPerImageMs;
+  const withService = m.rows[m.rows.length - 1]?.name === 'service';
+  const last = withService ? m.rows.length - 1 : m.rows.length;
+  const floorCpu = cpu(0);
+  const body = m.rows.map((row, i) => [
+    i === last ? '**service** (bin/imgpipe.js serve)' : i === 0 ? 'floor' : `${row.name}`,
+    fmt.n(row.result.cpuPerImageMs, 2),
+    i === 0 ? '–' : `${cpu(i) - cpu(i - 1) >= 0 ? '+' : ''}${fmt.n(cpu(i) - cpu(i - 1), 2)}`,
+    fmt.n(cpu(i) - floorCpu, 2),
+    fmt.n(row.result.imagesPerSecond),
+    row.result.images,
+  ]);
+  return [
+    `${m.workload.id}: ${m.workload.label}`,
+    '',
+    table(
+      [
+        'Variant (each adds one layer to the row above)',
+        'CPU/img ms',
+        'this layer ms',
+        'above floor ms',
+        'img/s',
+        'images',
+      ],
+      body,
+    ),
+    '',
+    `Layers added up (all layers − floor): ${fmt.n(cpu(last - 1) - floorCpu, 2)} ms` +
+      (withService
+        ? `; service − floor: ${fmt.n(cpu(last) - floorCpu, 2)} ms; what the layers do not explain` +
+          ` (service − all layers): ${fmt.n(cpu(last) - cpu(last - 1), 2)} ms.`
+        : ' (outputs replayed: no sharp, so no service row).') +
+      ` A second, identical floor process (A/A control) measured ${fmt.n(control.result.cpuPerImageMs, 2)} ms` +
+      ` (${fmt.n(control.result.cpuPerImageMs - floorCpu, 2)} ms from the floor): differences of that size are noise.`,
+  ].join('\n');
+}
