@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { claimSessionKey, sessionIdHash } from '../../src/billing/checkout.ts';
 import { applyBillingEvent, applySubscriptionState } from '../../src/billing/events.ts';
 import type { LocalProvider } from '../../src/billing/local-provider.ts';
@@ -70,8 +71,11 @@ describeStoreContract('billing', (stores) => {
     const [keyless, keyed] = [await newAccount(), await newAccount()];
     await insertApiKey(stores.a.db, keyed.id, `hash_${randomUUID()}`);
     const [first, second] = [`cs_${randomUUID()}`, `cs_${randomUUID()}`];
+    // Times are stored to the millisecond: let each step have its own.
+    await delay(3);
     await claimCheckoutSession(stores.a.db, first, keyless.id);
     await claimCheckoutSession(stores.b.db, second, keyed.id);
+    await delay(3);
     // The key the keyless account's checkout issued comes after its claim.
     await insertApiKey(stores.b.db, keyless.id, `hash_${randomUUID()}`);
     assert.equal(await accountHadKeyAtClaim(stores.b.db, first), false, 'its key came with the checkout');
