@@ -93,6 +93,8 @@ export const IMAGE_ROUTE_DOC: RouteDoc = {
       'X-Service-Operations',
       'X-Service-Quota-Limit',
       'X-Service-Quota-Remaining',
+      'X-Service-Quality-Score',
+      'X-Service-Max-Bytes-Met',
     ],
   },
   errors: [

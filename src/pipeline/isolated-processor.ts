@@ -6,6 +6,7 @@ import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import type { Operations } from './operations.ts';
+import { autoFormatCandidates } from './output-search.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
 import { repositoryPath, RUNS_FROM_BUNDLE } from '../paths.ts';
 
@@ -31,6 +32,7 @@ const CHILD = RUNS_FROM_BUNDLE
 
 /** True when the job writes AVIF: the one encoder that keeps running past sharp's timeout. */
 export function needsIsolation(input: Buffer, ops: Operations): boolean {
+  if (ops.format === 'auto') return autoFormatCandidates(ops).includes('avif');
   if (ops.format !== undefined) return ops.format === 'avif';
   const sniffed = sniffImageFormat(input);
   return sniffed !== undefined && defaultOutputFormat(sniffed) === 'avif';

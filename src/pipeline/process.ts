@@ -10,6 +10,7 @@ import {
 } from './errors.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
+import { needsOutputSearch, searchOutput } from './output-search.ts';
 import { PIPELINE_STEPS, type StepContext } from './steps.ts';
 
 export interface ProcessLimits {
@@ -25,6 +26,10 @@ export interface ProcessedImage {
   height: number;
   /** Summary tokens in pipeline order, for X-Service-Operations. */
   applied: string[];
+  /** quality "auto…": the SSIMULACRA 2 score reached, as measured in-process (X-Service-Quality-Score). */
+  qualityScore?: number;
+  /** max_bytes: whether the output fits the cap (X-Service-Max-Bytes-Met). */
+  maxBytesMet?: boolean;
 }
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
@@ -80,12 +85,15 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
       hasAlpha: meta.hasAlpha === true,
       isCmyk: meta.space === 'cmyk',
     },
-    format: ops.format ?? defaultOutputFormat(inputFormat),
-    quality: ops.quality ?? DEFAULT_QUALITY,
+    format: ops.format === undefined || ops.format === 'auto' ? defaultOutputFormat(inputFormat) : ops.format,
+    quality: typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY,
     avifEffort: limits.avifEffort,
     applied: [],
   };
   image.autoOrient();
+  if (needsOutputSearch(ops)) {
+    return searchOutput({ ...ctx, inputBytes: input.length });
+  }
   for (const step of PIPELINE_STEPS) step(ctx);
 
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
