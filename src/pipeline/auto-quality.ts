@@ -1,6 +1,6 @@
 // owns: `quality: "auto[:level]"`: the perceptual levels, the pixel sample, and the search for the lowest encoder
 // quality whose output reaches a SSIMULACRA 2 target (measured in-process on a sample of the output pixels).
-import { ssimulacra2, type RgbImage } from './ssimulacra2.ts';
+import type { RgbImage } from './ssimulacra2.ts';
 
 /** Named levels, each a SSIMULACRA 2 target (the metric's own scale: 90 visually lossless, 80 very high, 70 high). */
 export const QUALITY_LEVELS = { high: 87, auto: 82, eco: 72 } as const;
@@ -62,6 +62,12 @@ export function samplePixels(img: RgbImage, maxPixels = SAMPLE_PIXELS): RgbImage
   return { data: out, width: outWidth, height: rows * TILE, channels };
 }
 
+/** The sample's pixels and the metric against them (an Ssimulacra2Reference made from them). */
+export interface ScoredSample {
+  image: RgbImage;
+  score(distorted: RgbImage): number;
+}
+
 /** Encodes the sample at a quality and returns its decoded pixels (same size and channels). */
 export type SampleCodec = (sample: RgbImage, quality: number) => Promise<RgbImage>;
 
@@ -87,7 +93,7 @@ export interface QualityModel {
  * `maxProbes` encodes, keeping the best bracket [below target, at or above target] and interpolating inside it.
  */
 export async function searchQuality(
-  sample: RgbImage,
+  sample: ScoredSample,
   target: number,
   model: QualityModel,
   codec: SampleCodec,
@@ -98,7 +104,7 @@ export async function searchQuality(
   const score = async (q: number) => {
     const known = scores.get(q);
     if (known !== undefined) return known;
-    const s = ssimulacra2(sample, await codec(sample, q));
+    const s = sample.score(await codec(sample.image, q));
     scores.set(q, s);
     return s;
   };

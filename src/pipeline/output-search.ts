@@ -15,7 +15,7 @@ import {
   type Operations,
   type OutputFormat,
 } from './operations.ts';
-import type { RgbImage } from './ssimulacra2.ts';
+import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
 import { PIPELINE_STEPS, type SourceInfo, type StepContext } from './steps.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
@@ -27,8 +27,8 @@ export const MAX_BYTES_QUALITY_FLOOR = 30;
  */
 export const QUALITY_MODELS: Record<Exclude<OutputFormat, 'png'>, QualityModel> = {
   jpeg: { start: (t) => 80 + (t - 82) / 0.55, slope: 0.55, min: 10, max: 98 },
-  webp: { start: (t) => 85 + (t - 79) / 0.5, slope: 0.5, min: 10, max: 100 },
-  avif: { start: (t) => 64 + (t - 82) / 0.45, slope: 0.45, min: 10, max: 100 },
+  webp: { start: (t) => 85 + (t - 79) / 0.45, slope: 0.45, min: 10, max: 100 },
+  avif: { start: (t) => 62 + (t - 82) / 0.3, slope: 0.3, min: 10, max: 100 },
 };
 
 export interface SearchedOutput {
@@ -147,6 +147,12 @@ function sampleCodec(format: OutputFormat, avifEffort: number): SampleCodec {
   };
 }
 
+type SampleReference = Ssimulacra2Reference & { image: RgbImage };
+
+function sampleReference(image: RgbImage): SampleReference {
+  return Object.assign(new Ssimulacra2Reference(image), { image });
+}
+
 interface Candidate {
   format: OutputFormat;
   quality: number;
@@ -168,12 +174,13 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const auto = typeof ops.quality === 'string' ? parseAutoQuality(ops.quality) : undefined;
   const fixedQuality = typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY;
 
-  const pixels = new Map<boolean, Promise<RgbImage>>();
-  const samples = (flatten: boolean) => {
-    let known = pixels.get(flatten);
+  // The sample and the metric's original side are made once per variant (flattened for JPEG) and shared.
+  const references = new Map<boolean, Promise<SampleReference>>();
+  const reference = (flatten: boolean) => {
+    let known = references.get(flatten);
     if (!known) {
-      known = metricPixels(im, flatten).then((p) => samplePixels(p));
-      pixels.set(flatten, known);
+      known = metricPixels(im, flatten).then((p) => sampleReference(samplePixels(p)));
+      references.set(flatten, known);
     }
     return known;
   };
@@ -183,7 +190,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
     let quality = fixedQuality;
     let score: number | undefined;
     if (auto && format !== 'png') {
-      const sample = await samples(format === 'jpeg' && req.source.hasAlpha);
+      const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
       const found = await searchQuality(
         sample,
         auto.target,

@@ -30,6 +30,10 @@ const WEIGHTS = [
   171.2667255897307, 0.9807858872435379, 0.0, 0.0, 0.0, 0.0005130064588990679, 0.0, 0.00010854057858411537,
 ];
 
+type Planes = [Float32Array, Float32Array, Float32Array];
+
+const newPlanes = (n: number): Planes => [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
+
 const SRGB_TO_LINEAR = new Float32Array(256);
 for (let i = 0; i < 256; i++) {
   const v = i / 255;
@@ -92,38 +96,85 @@ function invert3x3(m: number[]): number[] {
   ];
 }
 
-/** One pass of the recursive Gaussian over `count` samples of `src` spaced by `stride`, from `start`. */
-function blur1d(src: Float32Array, dst: Float32Array, start: number, stride: number, count: number): void {
+/** Horizontal pass of the recursive Gaussian over each row (zero outside the image, as the reference). */
+function blurRows(src: Float32Array, dst: Float32Array, w: number, h: number): void {
   const N = GAUSS.radius;
   const [n21, n23, n25] = GAUSS.n2 as [number, number, number];
   const [d11, d13, d15] = GAUSS.d1 as [number, number, number];
-  let p1 = 0,
-    p3 = 0,
-    p5 = 0,
-    pp1 = 0,
-    pp3 = 0,
-    pp5 = 0;
-  for (let n = -N + 1; n < count; n++) {
-    const left = n - N - 1;
-    const right = n + N - 1;
-    const sum =
-      (left >= 0 ? src[start + left * stride]! : 0) + (right < count ? src[start + right * stride]! : 0);
-    const o1 = n21 * sum - d11 * p1 - pp1;
-    const o3 = n23 * sum - d13 * p3 - pp3;
-    const o5 = n25 * sum - d15 * p5 - pp5;
-    pp1 = p1;
-    pp3 = p3;
-    pp5 = p5;
-    p1 = o1;
-    p3 = o3;
-    p5 = o5;
-    if (n >= 0) dst[start + n * stride] = o1 + o3 + o5;
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    let p1 = 0,
+      p3 = 0,
+      p5 = 0,
+      pp1 = 0,
+      pp3 = 0,
+      pp5 = 0;
+    for (let n = -N + 1; n < w; n++) {
+      const left = n - N - 1;
+      const right = n + N - 1;
+      const sum = (left >= 0 ? src[row + left]! : 0) + (right < w ? src[row + right]! : 0);
+      const o1 = n21 * sum - d11 * p1 - pp1;
+      const o3 = n23 * sum - d13 * p3 - pp3;
+      const o5 = n25 * sum - d15 * p5 - pp5;
+      pp1 = p1;
+      pp3 = p3;
+      pp5 = p5;
+      p1 = o1;
+      p3 = o3;
+      p5 = o5;
+      if (n >= 0) dst[row + n] = o1 + o3 + o5;
+    }
   }
 }
 
-function blur(src: Float32Array, w: number, h: number, tmp: Float32Array, out: Float32Array): void {
-  for (let y = 0; y < h; y++) blur1d(src, tmp, y * w, 1, w);
-  for (let x = 0; x < w; x++) blur1d(tmp, out, x, w, h);
+/** Vertical pass, a row at a time with one filter state per column (sequential memory access). */
+function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, state: Float32Array): void {
+  const N = GAUSS.radius;
+  const [n21, n23, n25] = GAUSS.n2 as [number, number, number];
+  const [d11, d13, d15] = GAUSS.d1 as [number, number, number];
+  state.fill(0, 0, 6 * w);
+  for (let n = -N + 1; n < h; n++) {
+    const top = n - N - 1;
+    const bottom = n + N - 1;
+    const topRow = top >= 0 ? top * w : -1;
+    const bottomRow = bottom < h ? bottom * w : -1;
+    const out = n >= 0 ? n * w : -1;
+    for (let x = 0; x < w; x++) {
+      const sum = (topRow >= 0 ? src[topRow + x]! : 0) + (bottomRow >= 0 ? src[bottomRow + x]! : 0);
+      const k = x * 6;
+      const p1 = state[k]!,
+        p3 = state[k + 1]!,
+        p5 = state[k + 2]!;
+      const o1 = n21 * sum - d11 * p1 - state[k + 3]!;
+      const o3 = n23 * sum - d13 * p3 - state[k + 4]!;
+      const o5 = n25 * sum - d15 * p5 - state[k + 5]!;
+      state[k + 3] = p1;
+      state[k + 4] = p3;
+      state[k + 5] = p5;
+      state[k] = o1;
+      state[k + 1] = o3;
+      state[k + 2] = o5;
+      if (out >= 0) dst[out + x] = o1 + o3 + o5;
+    }
+  }
+}
+
+/** Scratch buffers of one image size, reused by every blur. */
+class Blur {
+  private readonly tmp: Float32Array;
+  private readonly state: Float32Array;
+  constructor(
+    readonly w: number,
+    readonly h: number,
+  ) {
+    this.tmp = new Float32Array(w * h);
+    this.state = new Float32Array(w * 6);
+  }
+  run(src: Float32Array, out: Float32Array = new Float32Array(this.w * this.h)): Float32Array {
+    blurRows(src, this.tmp, this.w, this.h);
+    blurColumns(this.tmp, out, this.w, this.h, this.state);
+    return out;
+  }
 }
 
 interface Linear {
@@ -132,9 +183,8 @@ interface Linear {
   height: number;
 }
 
-function toLinear(img: RgbImage): Linear {
+function toLinear(img: RgbImage, planes: Planes = newPlanes(img.width * img.height)): Linear {
   const n = img.width * img.height;
-  const planes: Linear['planes'] = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
   const planeList: Float32Array[] = planes;
   const ch = img.channels;
   for (let i = 0; i < n; i++) {
@@ -147,11 +197,12 @@ function toLinear(img: RgbImage): Linear {
   return { planes, width: img.width, height: img.height };
 }
 
-function downsample(img: Linear): Linear {
+function downsample(img: Linear, into?: Planes): Linear {
   const w = Math.ceil(img.width / 2);
   const h = Math.ceil(img.height / 2);
-  const planes = img.planes.map((p) => {
-    const out = new Float32Array(w * h);
+  const target = into ?? newPlanes(w * h);
+  const planes = img.planes.map((p, c) => {
+    const out = target[c]!;
     for (let oy = 0; oy < h; oy++) {
       const y0 = oy * 2;
       const y1 = Math.min(y0 + 1, img.height - 1);
@@ -174,109 +225,184 @@ function downsample(img: Linear): Linear {
 const BIAS = 0.0037930732552754493;
 const CBRT_BIAS = Math.cbrt(BIAS);
 
+/**
+ * Cube root by table with linear interpolation over [0, CBRT_RANGE): the mixed LMS values of in-gamut pixels are
+ * at least BIAS, where the interpolation error is below 2e-6; anything above the table falls back to Math.cbrt.
+ */
+const CBRT_STEPS = 16384;
+const CBRT_RANGE = 1.05;
+const CBRT_SCALE = CBRT_STEPS / CBRT_RANGE;
+const CBRT_TABLE = new Float32Array(CBRT_STEPS + 2);
+for (let i = 0; i < CBRT_TABLE.length; i++) CBRT_TABLE[i] = Math.cbrt(i / CBRT_SCALE);
+
+function cbrt(x: number): number {
+  if (x <= 0) return 0;
+  const at = x * CBRT_SCALE;
+  const i = at | 0;
+  if (i >= CBRT_STEPS) return Math.cbrt(x);
+  const lo = CBRT_TABLE[i]!;
+  return lo + (CBRT_TABLE[i + 1]! - lo) * (at - i);
+}
+
 /** Linear sRGB → XYB, rescaled as the metric does (X·14+0.42, Y+0.01, B−Y+0.55). */
-function toXyb(img: Linear): [Float32Array, Float32Array, Float32Array] {
+function toXyb(img: Linear, out: Planes = newPlanes(img.width * img.height)): Planes {
   const n = img.width * img.height;
   const [r, g, b] = img.planes;
-  const X = new Float32Array(n);
-  const Y = new Float32Array(n);
-  const B = new Float32Array(n);
+  const [X, Y, B] = out;
   for (let i = 0; i < n; i++) {
     const ri = r[i]!,
       gi = g[i]!,
       bi = b[i]!;
-    const m0 = Math.cbrt(Math.max(0, 0.3 * ri + 0.622 * gi + 0.078 * bi + BIAS)) - CBRT_BIAS;
-    const m1 = Math.cbrt(Math.max(0, 0.23 * ri + 0.692 * gi + 0.078 * bi + BIAS)) - CBRT_BIAS;
+    const m0 = cbrt(0.3 * ri + 0.622 * gi + 0.078 * bi + BIAS) - CBRT_BIAS;
+    const m1 = cbrt(0.23 * ri + 0.692 * gi + 0.078 * bi + BIAS) - CBRT_BIAS;
     const m2 =
-      Math.cbrt(
-        Math.max(0, 0.2434226892454782 * ri + 0.2047674442449682 * gi + 0.5518098665095535 * bi + BIAS),
-      ) - CBRT_BIAS;
+      cbrt(0.2434226892454782 * ri + 0.2047674442449682 * gi + 0.5518098665095535 * bi + BIAS) - CBRT_BIAS;
     const y = 0.5 * (m0 + m1);
     X[i] = 0.5 * (m0 - m1) * 14 + 0.42;
     Y[i] = y + 0.01;
     B[i] = m2 - y + 0.55;
   }
-  return [X, Y, B];
+  return out;
 }
 
-/** The 108 norms in the weights' order, per channel then scale then norm: [ssim, ringing, blur]. */
-function norms(a: RgbImage, b: RgbImage): number[][][] {
-  let lin1 = toLinear(a);
-  let lin2 = toLinear(b);
-  const perScale: number[][][] = [];
-  for (let scale = 0; scale < SCALES; scale++) {
-    if (lin1.width < 8 || lin1.height < 8) break;
-    if (scale > 0) {
-      lin1 = downsample(lin1);
-      lin2 = downsample(lin2);
+/** The original's side of one scale: its XYB planes, blurred planes and blurred squares, per channel. */
+interface ReferenceScale {
+  xyb: Float32Array[];
+  mu: Float32Array[];
+  sigma: Float32Array[];
+  blur: Blur;
+  /** Buffers for the distorted side, reused by every score(). */
+  work: {
+    linear: Planes;
+    xyb: Planes;
+    mul: Float32Array;
+    s22: Float32Array;
+    s12: Float32Array;
+    mu2: Float32Array;
+  };
+}
+
+/**
+ * The original's half of the metric, computed once: scoring several candidates against one original (a quality
+ * search) then costs only the distorted side.
+ */
+export class Ssimulacra2Reference {
+  readonly width: number;
+  readonly height: number;
+  private readonly scales: ReferenceScale[] = [];
+
+  constructor(original: RgbImage) {
+    this.width = original.width;
+    this.height = original.height;
+    let lin = toLinear(original);
+    for (let scale = 0; scale < SCALES; scale++) {
+      if (lin.width < 8 || lin.height < 8) break;
+      if (scale > 0) lin = downsample(lin);
+      const blur = new Blur(lin.width, lin.height);
+      const xyb = toXyb(lin);
+      const n = lin.width * lin.height;
+      const mu = xyb.map((plane) => blur.run(plane));
+      const sigma = xyb.map((plane) => {
+        const sq = new Float32Array(n);
+        for (let i = 0; i < n; i++) sq[i] = plane[i]! * plane[i]!;
+        return blur.run(sq, sq);
+      });
+      const work = {
+        linear: newPlanes(n),
+        xyb: newPlanes(n),
+        mul: new Float32Array(n),
+        s22: new Float32Array(n),
+        s12: new Float32Array(n),
+        mu2: new Float32Array(n),
+      };
+      this.scales.push({ xyb, mu, sigma, blur, work });
     }
-    const { width: w, height: h } = lin1;
-    const n = w * h;
-    const x1 = toXyb(lin1);
-    const x2 = toXyb(lin2);
-    const tmp = new Float32Array(n);
-    const mul = new Float32Array(n);
-    const s11 = new Float32Array(n);
-    const s22 = new Float32Array(n);
-    const s12 = new Float32Array(n);
-    const mu1 = new Float32Array(n);
-    const mu2 = new Float32Array(n);
-    const channels: number[][] = [];
-    for (let c = 0; c < 3; c++) {
-      const i1 = x1[c]!;
-      const i2 = x2[c]!;
-      for (let i = 0; i < n; i++) mul[i] = i1[i]! * i1[i]!;
-      blur(mul, w, h, tmp, s11);
-      for (let i = 0; i < n; i++) mul[i] = i2[i]! * i2[i]!;
-      blur(mul, w, h, tmp, s22);
-      for (let i = 0; i < n; i++) mul[i] = i1[i]! * i2[i]!;
-      blur(mul, w, h, tmp, s12);
-      blur(i1, w, h, tmp, mu1);
-      blur(i2, w, h, tmp, mu2);
-      let ssim1 = 0,
-        ssim4 = 0,
-        ring1 = 0,
-        ring4 = 0,
-        blur1 = 0,
-        blur4 = 0;
-      for (let i = 0; i < n; i++) {
-        const m1 = mu1[i]!;
-        const m2 = mu2[i]!;
-        const numM = 1 - (m1 - m2) * (m1 - m2);
-        const numS = 2 * (s12[i]! - m1 * m2) + C2;
-        const denS = s11[i]! - m1 * m1 + (s22[i]! - m2 * m2) + C2;
-        const d = Math.max(0, 1 - (numM * numS) / denS);
-        ssim1 += d;
-        ssim4 += d * d * d * d;
-        const edge = (1 + Math.abs(i2[i]! - m2)) / (1 + Math.abs(i1[i]! - m1)) - 1;
-        if (edge > 0) {
-          ring1 += edge;
-          ring4 += edge * edge * edge * edge;
-        } else {
-          blur1 -= edge;
-          blur4 += edge * edge * edge * edge;
-        }
-      }
-      channels.push([
-        ssim1 / n,
-        Math.sqrt(Math.sqrt(ssim4 / n)),
-        ring1 / n,
-        Math.sqrt(Math.sqrt(ring4 / n)),
-        blur1 / n,
-        Math.sqrt(Math.sqrt(blur4 / n)),
-      ]);
-    }
-    perScale.push(channels);
   }
-  return perScale;
+
+  /** SSIMULACRA 2 of `distorted` (same size) against this original: 100 identical, 90 visually lossless. */
+  score(distorted: RgbImage): number {
+    if (distorted.width !== this.width || distorted.height !== this.height) {
+      throw new Error('ssimulacra2: images differ in size');
+    }
+    let lin = toLinear(distorted, this.scales[0]?.work.linear);
+    const perScale: number[][][] = [];
+    for (const [scale, ref] of this.scales.entries()) {
+      if (scale > 0) lin = downsample(lin, ref.work.linear);
+      const { blur } = ref;
+      const n = blur.w * blur.h;
+      const { mul, s22, s12, mu2 } = ref.work;
+      const x2 = toXyb(lin, ref.work.xyb);
+      const channels: number[][] = [];
+      for (let c = 0; c < 3; c++) {
+        const i1 = ref.xyb[c]!;
+        const i2 = x2[c]!;
+        for (let i = 0; i < n; i++) mul[i] = i2[i]! * i2[i]!;
+        blur.run(mul, s22);
+        for (let i = 0; i < n; i++) mul[i] = i1[i]! * i2[i]!;
+        blur.run(mul, s12);
+        blur.run(i2, mu2);
+        channels.push(mapNorms(n, i1, i2, ref.mu[c]!, mu2, ref.sigma[c]!, s22, s12));
+      }
+      perScale.push(channels);
+    }
+    return weightedScore(perScale);
+  }
+}
+
+/** The L1 and L4 norms of the SSIM', ringing and blurring maps of one channel at one scale. */
+function mapNorms(
+  n: number,
+  i1: Float32Array,
+  i2: Float32Array,
+  mu1: Float32Array,
+  mu2: Float32Array,
+  s11: Float32Array,
+  s22: Float32Array,
+  s12: Float32Array,
+): number[] {
+  let ssim1 = 0,
+    ssim4 = 0,
+    ring1 = 0,
+    ring4 = 0,
+    blur1 = 0,
+    blur4 = 0;
+  for (let i = 0; i < n; i++) {
+    const m1 = mu1[i]!;
+    const m2 = mu2[i]!;
+    const numM = 1 - (m1 - m2) * (m1 - m2);
+    const numS = 2 * (s12[i]! - m1 * m2) + C2;
+    const denS = s11[i]! - m1 * m1 + (s22[i]! - m2 * m2) + C2;
+    const d = Math.max(0, 1 - (numM * numS) / denS);
+    const d2 = d * d;
+    ssim1 += d;
+    ssim4 += d2 * d2;
+    const edge = (1 + Math.abs(i2[i]! - m2)) / (1 + Math.abs(i1[i]! - m1)) - 1;
+    const e2 = edge * edge;
+    if (edge > 0) {
+      ring1 += edge;
+      ring4 += e2 * e2;
+    } else {
+      blur1 -= edge;
+      blur4 += e2 * e2;
+    }
+  }
+  return [
+    ssim1 / n,
+    Math.sqrt(Math.sqrt(ssim4 / n)),
+    ring1 / n,
+    Math.sqrt(Math.sqrt(ring4 / n)),
+    blur1 / n,
+    Math.sqrt(Math.sqrt(blur4 / n)),
+  ];
 }
 
 /** SSIMULACRA 2 of `distorted` against `original` (same size): 100 identical, 90 visually lossless, 70 high. */
 export function ssimulacra2(original: RgbImage, distorted: RgbImage): number {
-  if (original.width !== distorted.width || original.height !== distorted.height) {
-    throw new Error('ssimulacra2: images differ in size');
-  }
-  const perScale = norms(original, distorted);
+  return new Ssimulacra2Reference(original).score(distorted);
+}
+
+/** The weighted sum of the norms (weights in channel, scale, norm, map order) and the metric's final curve. */
+function weightedScore(perScale: number[][][]): number {
   let sum = 0;
   let i = 0;
   for (let c = 0; c < 3; c++) {
