@@ -11,6 +11,7 @@ import { compareWorkload, type WorkloadResult } from './compare.ts';
 import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inputs.ts';
 import { httpClient } from './load.ts';
 import { comparisonTables, targetChecks, targetTable } from './main-report.ts';
+import { qualitySection as measureQuality } from './quality.ts';
 import { machineLines, writeSection } from './report.ts';
 import { measureScaling, scalingTable } from './scaling.ts';
 import { startService } from './service.ts';
@@ -22,7 +23,7 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store,coldstart
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,quality
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
@@ -201,6 +202,14 @@ async function soakSection(): Promise<string> {
   ].join('\n');
 }
 
+async function qualitySection(): Promise<string> {
+  const { extra, body } = await measureQuality(limits, quick);
+  return [
+    header('Quality: SSIMULACRA 2 per format, quality "auto", format "auto" (issue 24)', extra),
+    body,
+  ].join('\n');
+}
+
 const runners: Record<string, () => Promise<string>> = {
   main: mainSection,
   scaling: scalingSection,
@@ -208,9 +217,10 @@ const runners: Record<string, () => Promise<string>> = {
   store: storeSection,
   coldstart: coldStartSection,
   soak: soakSection,
+  quality: qualitySection,
 };
 
-for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'soak']) {
+for (const name of ['main', 'scaling', 'avif', 'store', 'coldstart', 'soak', 'quality']) {
   if (!sections.has(name)) continue;
   const runner = runners[name] as () => Promise<string>;
   const body = await runner();

@@ -3,6 +3,7 @@
 import sharp, { type Sharp } from 'sharp';
 import {
   parseAutoQuality,
+  type ScoredSample,
   samplePixels,
   searchQuality,
   type QualityModel,
@@ -20,6 +21,25 @@ import { PIPELINE_STEPS, type SourceInfo, type StepContext } from './steps.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
 export const MAX_BYTES_QUALITY_FLOOR = 30;
+
+/**
+ * At a perceptual target AVIF was the smallest on every photograph measured (0.64× JPEG, 0.7× WebP at equal
+ * SSIMULACRA 2, BENCHMARKS.md "Quality"), so from this many pixels up JPEG and WebP are not searched when AVIF is a
+ * candidate; PNG, when listed, is still tried. Below it, container overhead can turn the order, so all are tried.
+ */
+const AVIF_ONLY_FROM_PIXELS = 256 * 256;
+
+function triedFormats(
+  formats: readonly OutputFormat[],
+  auto: boolean,
+  im: Intermediate,
+): readonly OutputFormat[] {
+  if (!auto || !formats.includes('avif') || im.width * im.height < AVIF_ONLY_FROM_PIXELS) return formats;
+  return formats.filter((f) => f === 'avif' || f === 'png');
+}
+
+/** format "auto" encodes whole only the formats whose sample is at most this much larger than the smallest. */
+const FINALIST_MARGIN = 1.15;
 
 /**
  * Where each format's search starts for a SSIMULACRA 2 target, and the score points per quality step around it:
@@ -66,10 +86,6 @@ function encodeSample(format: OutputFormat, quality: number, avifEffort: number)
   if (format === 'webp') return (img) => img.webp({ quality });
   if (format === 'avif') return (img) => img.avif({ quality, effort: avifEffort });
   return (img) => img.png();
-}
-
-function rawImage(data: Buffer, info: { width: number; height: number; channels: number }): RgbImage {
-  return { data, width: info.width, height: info.height, channels: info.channels };
 }
 
 export interface SearchInput {
@@ -135,22 +151,58 @@ async function metricPixels(im: Intermediate, flatten: boolean): Promise<RgbImag
   return rawImage(data, info);
 }
 
-function sampleCodec(format: OutputFormat, avifEffort: number): SampleCodec {
-  return async (sample, quality) => {
+/** Plain Uint8Array views keep the metric's element reads monomorphic (a Buffer is a subclass). */
+function rawImage(data: Buffer, info: { width: number; height: number; channels: number }): RgbImage {
+  return {
+    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+    width: info.width,
+    height: info.height,
+    channels: info.channels,
+  };
+}
+
+/** A codec for the search that also remembers the encoded size of the sample at each quality it tried. */
+function sampleCodec(format: OutputFormat, avifEffort: number): SampleCodec & { bytes: Map<number, number> } {
+  const bytes = new Map<number, number>();
+  const codec = async (sample: RgbImage, quality: number) => {
     const raw = { width: sample.width, height: sample.height, channels: sample.channels as 3 | 4 };
     const encoded = await encodeSample(format, quality, avifEffort)(sharp(sample.data, { raw })).toBuffer();
+    bytes.set(quality, encoded.length);
     const decoded = sharp(encoded);
     if (sample.channels === 3) decoded.removeAlpha();
     else decoded.ensureAlpha();
     const { data, info } = await decoded.raw().toBuffer({ resolveWithObject: true });
     return rawImage(data, info);
   };
+  return Object.assign(codec, { bytes });
 }
 
-type SampleReference = Ssimulacra2Reference & { image: RgbImage };
+/** The sample's size at `quality` from the sizes tried (log-linear between the nearest two), else one encode. */
+async function sampleBytesAt(
+  codec: ReturnType<typeof sampleCodec>,
+  sample: RgbImage,
+  quality: number,
+): Promise<number> {
+  const known = codec.bytes.get(quality);
+  if (known !== undefined) return known;
+  const tried = [...codec.bytes.entries()].sort((a, b) => a[0] - b[0]);
+  const above = tried.find(([q]) => q > quality);
+  const below = [...tried].reverse().find(([q]) => q < quality);
+  if (above && below) {
+    const k = (quality - below[0]) / (above[0] - below[0]);
+    return Math.exp(Math.log(below[1]) + k * (Math.log(above[1]) - Math.log(below[1])));
+  }
+  await codec(sample, quality);
+  return codec.bytes.get(quality)!;
+}
 
-function sampleReference(image: RgbImage): SampleReference {
-  return Object.assign(new Ssimulacra2Reference(image), { image });
+/** The sample, and the metric's original side built on the first score (a fixed quality never needs it). */
+function sampleReference(image: RgbImage): ScoredSample {
+  let metric: Ssimulacra2Reference | undefined;
+  return {
+    image,
+    score: (distorted) => (metric ??= new Ssimulacra2Reference(image)).score(distorted),
+  };
 }
 
 interface Candidate {
@@ -175,7 +227,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const fixedQuality = typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY;
 
   // The sample and the metric's original side are made once per variant (flattened for JPEG) and shared.
-  const references = new Map<boolean, Promise<SampleReference>>();
+  const references = new Map<boolean, Promise<ScoredSample>>();
   const reference = (flatten: boolean) => {
     let known = references.get(flatten);
     if (!known) {
@@ -185,23 +237,33 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
     return known;
   };
 
-  const candidates: Candidate[] = [];
-  for (const format of formats) {
-    let quality = fixedQuality;
-    let score: number | undefined;
+  // Each format's quality (searched for the target, or the fixed number) and its size on the sample.
+  const planned: { format: OutputFormat; quality: number; score?: number; sampleBytes: number }[] = [];
+  for (const format of triedFormats(formats, auto !== undefined, im)) {
+    const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
+    const codec = sampleCodec(format, avifEffort);
     if (auto && format !== 'png') {
-      const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
-      const found = await searchQuality(
-        sample,
-        auto.target,
-        QUALITY_MODELS[format],
-        sampleCodec(format, avifEffort),
-      );
-      quality = found.quality;
-      score = found.score;
+      const found = await searchQuality(sample, auto.target, QUALITY_MODELS[format], codec);
+      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, found.quality) : 0;
+      planned.push({ format, quality: found.quality, score: found.score, sampleBytes });
+    } else {
+      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, fixedQuality) : 0;
+      planned.push({ format, quality: fixedQuality, sampleBytes });
     }
-    const out = await encodeFinal(im, ops, format, quality, avifEffort);
-    candidates.push({ format, quality, ...out, ...(score === undefined ? {} : { score }) });
+  }
+  // Only formats whose sample is within FINALIST_MARGIN of the smallest are encoded whole: an AVIF that loses on
+  // the sample is never encoded at full size.
+  const smallestSample = Math.min(...planned.map((p) => p.sampleBytes));
+  const candidates: Candidate[] = [];
+  for (const p of planned) {
+    if (p.sampleBytes > smallestSample * FINALIST_MARGIN) continue;
+    const out = await encodeFinal(im, ops, p.format, p.quality, avifEffort);
+    candidates.push({
+      format: p.format,
+      quality: p.quality,
+      ...out,
+      ...(p.score === undefined ? {} : { score: p.score }),
+    });
   }
   let best = candidates.reduce((a, b) => (b.data.length < a.data.length ? b : a));
 
