@@ -170,3 +170,33 @@ test('max_bytes that is neither a positive integer nor "input" is 400 saying bot
   const message = errorMessage(await post(app, corpus(PHOTO), { max_bytes: 0 }));
   assert.match(message, /operations\.max_bytes must be a positive integer or "input"/);
 });
+
+for (const [fixture, strip] of [
+  ['paris_exif_xmp_icc.jpg', true],
+  ['paris_exif_xmp_icc.jpg', false],
+  ['synthetic-exif-gps-orient6-p3.jpg', true],
+  ['synthetic-exif-gps-orient6-p3.jpg', false],
+  ['synthetic-cmyk-with-icc.jpg', true],
+  ['bggn4a16.png', true],
+] as const) {
+  test(`quality "auto" keeps what a fixed quality keeps: ${fixture}, strip ${strip}`, async (t) => {
+    const app = await buildTestApp(t);
+    const fixed = await post(app, corpus(fixture), { strip, format: 'webp' });
+    const auto = await post(app, corpus(fixture), { strip, format: 'webp', quality: 'auto:eco' });
+    assert.equal(auto.statusCode, 200, auto.body);
+    const [a, b] = await Promise.all([sharp(fixed.rawPayload).metadata(), sharp(auto.rawPayload).metadata()]);
+    assert.deepEqual(
+      [b.width, b.height, b.orientation, b.space, b.hasAlpha, !!b.icc, !!b.exif, !!b.xmp],
+      [a.width, a.height, a.orientation, a.space, a.hasAlpha, !!a.icc, !!a.exif, !!a.xmp],
+    );
+  });
+}
+
+test('format "auto" with quality "auto" answers AVIF for a photograph, within the band', async (t) => {
+  const app = await buildTestApp(t);
+  const res = await post(app, corpus(PHOTO), { format: 'auto', quality: 'auto' });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.equal(res.headers['x-service-output-format'], 'avif');
+  const score = await scoreOf(corpus(PHOTO), res.rawPayload);
+  assert.ok(Math.abs(score - QUALITY_LEVELS.auto) <= BAND, `score ${score.toFixed(1)}`);
+});
