@@ -1,6 +1,6 @@
 // owns: the requests that try more than one encode: `quality: "auto…"`, `format: "auto"` and `max_bytes`.
 // The image is decoded, oriented and resized once into a lossless intermediate; every candidate encodes from it.
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
 import {
   parseAutoQuality,
   type ScoredSample,
@@ -73,6 +73,7 @@ export function autoFormatCandidates(ops: Operations): readonly OutputFormat[] {
 }
 
 interface Intermediate {
+  open: OpenImage;
   /** Uncompressed TIFF of the oriented, resized pixels with all their metadata; every candidate reads it. */
   tiff: Buffer;
   source: SourceInfo;
@@ -96,7 +97,14 @@ export interface SearchInput {
   format: OutputFormat;
   inputBytes: number;
   avifEffort: number;
+  /** Opens bytes (or raw pixels) with the job's decoder options and deadline: every sharp instance has them. */
+  open: OpenImage;
 }
+
+export type OpenImage = (
+  data: Buffer | Uint8Array,
+  raw?: { width: number; height: number; channels: 3 | 4 },
+) => Sharp;
 
 /** Runs the resize step once and keeps the result losslessly, metadata included, for the candidates. */
 async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promise<Intermediate> {
@@ -115,6 +123,7 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     .tiff({ compression: 'none' })
     .toBuffer({ resolveWithObject: true });
   return {
+    open: req.open,
     tiff: data,
     source: { ...req.source, width: info.width, height: info.height },
     width: info.width,
@@ -131,7 +140,7 @@ async function encodeFinal(
   avifEffort: number,
 ): Promise<{ data: Buffer; applied: string[] }> {
   const ctx: StepContext = {
-    image: sharp(im.tiff),
+    image: im.open(im.tiff),
     ops: { strip: ops.strip },
     source: im.source,
     format,
@@ -145,7 +154,7 @@ async function encodeFinal(
 
 /** The pixels the metric compares, 8-bit sRGB; flattened on white for JPEG as the encode step does. */
 async function metricPixels(im: Intermediate, flatten: boolean): Promise<RgbImage> {
-  let img = sharp(im.tiff).toColourspace('srgb');
+  let img = im.open(im.tiff).toColourspace('srgb');
   if (flatten) img = img.flatten({ background: '#ffffff' });
   const { data, info } = await img.raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
   return rawImage(data, info);
@@ -162,13 +171,17 @@ function rawImage(data: Buffer, info: { width: number; height: number; channels:
 }
 
 /** A codec for the search that also remembers the encoded size of the sample at each quality it tried. */
-function sampleCodec(format: OutputFormat, avifEffort: number): SampleCodec & { bytes: Map<number, number> } {
+function sampleCodec(
+  format: OutputFormat,
+  avifEffort: number,
+  open: OpenImage,
+): SampleCodec & { bytes: Map<number, number> } {
   const bytes = new Map<number, number>();
   const codec = async (sample: RgbImage, quality: number) => {
     const raw = { width: sample.width, height: sample.height, channels: sample.channels as 3 | 4 };
-    const encoded = await encodeSample(format, quality, avifEffort)(sharp(sample.data, { raw })).toBuffer();
+    const encoded = await encodeSample(format, quality, avifEffort)(open(sample.data, raw)).toBuffer();
     bytes.set(quality, encoded.length);
-    const decoded = sharp(encoded);
+    const decoded = open(encoded);
     if (sample.channels === 3) decoded.removeAlpha();
     else decoded.ensureAlpha();
     const { data, info } = await decoded.raw().toBuffer({ resolveWithObject: true });
@@ -241,7 +254,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const planned: { format: OutputFormat; quality: number; score?: number; sampleBytes: number }[] = [];
   for (const format of triedFormats(formats, auto !== undefined, im)) {
     const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
-    const codec = sampleCodec(format, avifEffort);
+    const codec = sampleCodec(format, avifEffort, req.open);
     if (auto && format !== 'png') {
       const found = await searchQuality(sample, auto.target, QUALITY_MODELS[format], codec);
       const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, found.quality) : 0;

@@ -92,7 +92,15 @@ async function runPipeline(input: Buffer, ops: Operations, limits: ProcessLimits
   };
   image.autoOrient();
   if (needsOutputSearch(ops)) {
-    return searchOutput({ ...ctx, inputBytes: input.length });
+    const seconds = Math.max(1, Math.ceil(limits.processTimeoutMs / 1000));
+    return searchOutput({
+      ...ctx,
+      inputBytes: input.length,
+      open: (data, raw) =>
+        sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
+          seconds,
+        }),
+    });
   }
   for (const step of PIPELINE_STEPS) step(ctx);
 
