@@ -32,7 +32,7 @@ export const AUTO_QUALITY_FORMS = `"auto", "auto:high" (${QUALITY_LEVELS.high}),
 /** Side of a sample tile: a multiple of 16, so JPEG and WebP blocks fall as they do in the whole image. */
 const TILE = 192;
 /** Pixels the metric runs on per candidate: the in-request cost is bounded whatever the image size. */
-export const SAMPLE_PIXELS = 2 * TILE * TILE;
+export const SAMPLE_PIXELS = 4 * TILE * TILE;
 
 /**
  * The pixels the search scores: the whole image when small, else a mosaic of block-aligned tiles spread over it on
