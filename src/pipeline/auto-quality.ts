@@ -71,6 +71,11 @@ export interface ScoredSample {
 /** Encodes the sample at a quality and returns its decoded pixels (same size and channels). */
 export type SampleCodec = (sample: RgbImage, quality: number) => Promise<RgbImage>;
 
+/** Largest quality change between two probes. */
+const MAX_STEP = 12;
+/** Quality points the answer may lie beyond the probed range (twice that upwards, towards the safe side). */
+const MAX_EXTRAPOLATION = 4;
+
 export interface QualitySearchResult {
   quality: number;
   /** SSIMULACRA 2 of the sample at that quality, as measured in-process. */
@@ -108,14 +113,19 @@ export async function searchQuality(
     scores.set(q, s);
     return s;
   };
+  // A step never jumps more than MAX_STEP, and the local slope stays within 3× of the model's: scores are not
+  // strictly monotonic in the encoder quality (JPEG's tables, WebP's segments), and a flat secant would jump far.
+  const boundedSlope = (measured: number) =>
+    Math.min(model.slope * 3, Math.max(model.slope / 3, Number.isFinite(measured) ? measured : model.slope));
+  const step = (from: number, by: number) => clamp(from + Math.max(-MAX_STEP, Math.min(MAX_STEP, by)));
   let q = clamp(model.start(target));
   let s = await score(q);
   let slope = model.slope;
   while (scores.size < maxProbes) {
-    const next = clamp(q + (target - s) / slope);
+    const next = step(q, (target - s) / slope);
     if (next === q || scores.has(next)) break;
     const sNext = await score(next);
-    if (next !== q && Math.abs(sNext - s) > 0.05) slope = Math.max(0.05, (sNext - s) / (next - q));
+    slope = boundedSlope((sNext - s) / (next - q));
     q = next;
     s = sNext;
   }
@@ -133,11 +143,11 @@ export async function searchQuality(
   }
   if (above) {
     const [qa, sa] = above;
-    // Every probe is above: step down along the slope, never below the model's floor.
-    const qi = clamp(Math.ceil(qa - (sa - target) / slope));
-    return { quality: qi, score: sa - (qa - qi) * slope, probes: scores.size };
+    // Every probe is above: step down along the model's slope, at most MAX_EXTRAPOLATION past what was measured.
+    const qi = clamp(Math.ceil(qa - Math.min(MAX_EXTRAPOLATION, (sa - target) / model.slope)));
+    return { quality: qi, score: sa - (qa - qi) * model.slope, probes: scores.size };
   }
   const [qb, sb] = below!;
-  const qi = clamp(Math.ceil(qb + (target - sb) / slope));
-  return { quality: qi, score: sb + (qi - qb) * slope, probes: scores.size };
+  const qi = clamp(Math.ceil(qb + Math.min(MAX_EXTRAPOLATION * 2, (target - sb) / model.slope)));
+  return { quality: qi, score: sb + (qi - qb) * model.slope, probes: scores.size };
 }
