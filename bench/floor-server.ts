@@ -74,8 +74,11 @@ export async function sharpOnce(input: Buffer, ops: Operations, limits: ProcessL
       hasAlpha: meta.hasAlpha === true,
       isCmyk: meta.space === 'cmyk',
     },
-    format: ops.format ?? defaultOutputFormat(sniffImageFormat(input) ?? 'jpeg'),
-    quality: ops.quality ?? DEFAULT_QUALITY,
+    format:
+      ops.format === undefined || ops.format === 'auto'
+        ? defaultOutputFormat(sniffImageFormat(input) ?? 'jpeg')
+        : ops.format,
+    quality: typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY,
     avifEffort: limits.avifEffort,
     applied: [],
   };

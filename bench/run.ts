@@ -13,6 +13,7 @@ import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inp
 import { isolationTable, measureIsolation } from './isolation.ts';
 import { httpClient } from './load.ts';
 import { comparisonTables, targetChecks, targetTable } from './main-report.ts';
+import { qualitySection as measureQuality } from './quality.ts';
 import { machineLines, writeSection } from './report.ts';
 import { measureRawBody, rawBodyTable } from './raw-body.ts';
 import { measureScaling, scalingTable } from './scaling.ts';
@@ -25,7 +26,7 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,rawbody,floor,layers,layers-replay
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,quality,rawbody,floor,layers,layers-replay
                        (rawbody: W1 multipart vs raw body; floor: raw sharp, the floor server and the service on
                        W1,W2,W4,W6 at 1 and 2 connections, ~4 min; layers: the floor + one service layer at a time
                        and the service, W1 and W6 at 1 connection, ~4 min; layers-replay: the same ladder with
@@ -337,6 +338,14 @@ function threadPoolOf(pid: number): string {
   return match?.[1] ?? '4';
 }
 
+async function qualitySection(): Promise<string> {
+  const { extra, body } = await measureQuality(limits, quick);
+  return [
+    header('Quality: SSIMULACRA 2 per format, quality "auto", format "auto" (issue 24)', extra),
+    body,
+  ].join('\n');
+}
+
 const runners: Record<string, () => Promise<string>> = {
   main: mainSection,
   scaling: scalingSection,
@@ -345,6 +354,7 @@ const runners: Record<string, () => Promise<string>> = {
   coldstart: coldStartSection,
   isolation: isolationSection,
   soak: soakSection,
+  quality: qualitySection,
   rawbody: rawBodySection,
   floor: floorSection,
   layers: () => layersSection(false),

@@ -104,8 +104,11 @@ export function rawSharp(w: Workload, limits: ProcessLimits): Promise<Buffer> {
     image,
     ops: w.operations,
     source: w.source,
-    format: w.operations.format ?? defaultOutputFormat(inputFormat),
-    quality: w.operations.quality ?? DEFAULT_QUALITY,
+    format:
+      w.operations.format === undefined || w.operations.format === 'auto'
+        ? defaultOutputFormat(inputFormat)
+        : w.operations.format,
+    quality: typeof w.operations.quality === 'number' ? w.operations.quality : DEFAULT_QUALITY,
     avifEffort: limits.avifEffort,
     applied: [],
   };

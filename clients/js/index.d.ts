@@ -50,10 +50,18 @@ export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
 /** resize.position: cover's crop (all four) or where contain puts the image (center or a point). */
 export type Position = 'center' | 'attention' | 'entropy' | { x: number; y: number };
 
+/** A perceptual target: "auto" (SSIMULACRA 2 82), "auto:high" (87), "auto:eco" (72) or "auto:<30..95>". */
+export type AutoQuality = 'auto' | 'auto:high' | 'auto:eco' | `auto:${number}`;
+
 export interface Operations {
   resize?: { w?: number; h?: number; fit?: Fit; position?: Position };
-  format?: OutputFormat;
-  quality?: number;
+  /** "auto": the smallest of `formats` (default jpeg, webp, avif) at the quality asked. */
+  format?: OutputFormat | 'auto';
+  /** Only with format "auto": the candidate formats. */
+  formats?: OutputFormat[];
+  quality?: number | AutoQuality;
+  /** Never bigger: at most this many bytes, or "input" for the input's size. */
+  max_bytes?: number | 'input';
   strip?: boolean;
 }
 
@@ -68,6 +76,10 @@ export interface ImageHeaders {
   operations: string[];
   quotaLimit?: number;
   quotaRemaining?: number;
+  /** With quality "auto…": the SSIMULACRA 2 score reached. */
+  qualityScore?: number;
+  /** With max_bytes: false when even the quality floor did not fit. */
+  maxBytesMet?: boolean;
   requestId?: string;
 }
 

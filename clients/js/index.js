@@ -69,6 +69,8 @@ export const IMAGE_HEADERS = Object.freeze([
   'X-Service-Operations',
   'X-Service-Quota-Limit',
   'X-Service-Quota-Remaining',
+  'X-Service-Quality-Score',
+  'X-Service-Max-Bytes-Met',
   'X-Request-Id',
 ]);
 
@@ -103,6 +105,13 @@ function parseImageHeaders(headers) {
     quotaLimit: toInt(headers.get('x-service-quota-limit')),
     quotaRemaining: toInt(headers.get('x-service-quota-remaining')),
     requestId: headers.get('x-request-id') ?? undefined,
+    // Present only on the requests that ask for them (quality "auto…", max_bytes).
+    ...(headers.has('x-service-quality-score') && {
+      qualityScore: Number(headers.get('x-service-quality-score')),
+    }),
+    ...(headers.has('x-service-max-bytes-met') && {
+      maxBytesMet: headers.get('x-service-max-bytes-met') === 'true',
+    }),
   };
 }
 

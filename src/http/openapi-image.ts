@@ -13,7 +13,9 @@ const OPERATIONS_FIELD_DESCRIPTION = `A JSON object, sent as a string in multipa
 re-encodes in the input's format at quality 80 without metadata. resize: \`w\` and/or \`h\` (1 to MAX_RESIZE_DIMENSION) and
 \`fit\` (inside, the default; outside, cover, contain, fill); never enlarges. format: jpeg, png, webp or avif (default: the
 input's; GIF and TIFF become PNG). quality: 1 to 100 (default 80; ignored for PNG). strip: true (default) drops EXIF, XMP,
-IPTC and GPS after applying the EXIF orientation, converting to sRGB; false keeps them.`;
+IPTC and GPS after applying the EXIF orientation, converting to sRGB; false keeps them. Extensions: quality "auto",
+"auto:high", "auto:eco" or "auto:<30..95>" (a SSIMULACRA 2 target), format "auto" with an optional \`formats\` list
+(the smallest output), \`max_bytes\` (an integer or "input": never bigger); see the Operations schema.`;
 
 const imageRequestBody = {
   content: {
@@ -127,6 +129,8 @@ export const IMAGE_ROUTE_DOC: RouteDoc = {
       'X-Service-Operations',
       'X-Service-Quota-Limit',
       'X-Service-Quota-Remaining',
+      'X-Service-Quality-Score',
+      'X-Service-Max-Bytes-Met',
     ],
   },
   errors: [

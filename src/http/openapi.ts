@@ -84,6 +84,18 @@ export const HEADERS = {
     type: 'integer',
     description: 'Images remaining this month, after this request.',
   },
+  'X-Service-Quality-Score': {
+    type: 'number',
+    example: 82.4,
+    description:
+      'Only with quality "auto…": the SSIMULACRA 2 score the chosen quality reached, measured in-process on a sample of the output.',
+  },
+  'X-Service-Max-Bytes-Met': {
+    type: 'string',
+    enum: ['true', 'false'],
+    description:
+      'Only with max_bytes: false when even the quality floor (30) did not fit; the body is then the smallest output made.',
+  },
   'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying (2).' },
   'Cache-Control': {
     type: 'string',

@@ -7,6 +7,7 @@ import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { declaredSize, MAX_JPEG_SCANS, readJpegStructure } from './input-header.ts';
 import type { Operations } from './operations.ts';
+import { autoFormatCandidates } from './output-search.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
 import { repositoryPath, RUNS_FROM_BUNDLE } from '../paths.ts';
 
@@ -46,7 +47,8 @@ export const ISOLATE_ABOVE_PIXELS = 16_000_000;
 export const ISOLATE_ABOVE_SCAN_PIXELS = 160_000_000;
 
 /**
- * True when a job runs in a killable child: AVIF output (the encoder ignores sharp's timeout), AVIF/HEIF input,
+ * True when a job runs in a killable child: AVIF output or format auto with AVIF among its candidates (the encoder
+ * ignores sharp's timeout), AVIF/HEIF input,
  * progressive JPEGs with many scans × pixels, and inputs declaring more than ISOLATE_ABOVE_PIXELS or whose header
  * cannot be read. Inputs refused from their first bytes (not an image, HEIC, too many scans) stay in-process.
  */
@@ -54,8 +56,11 @@ export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMo
   if (mode === 'all') return true;
   const format = sniffImageFormat(input);
   if (format === undefined || format === 'heic') return false;
-  const output: string = ops.format ?? defaultOutputFormat(format);
-  if (output !== 'jpeg' && output !== 'png' && output !== 'webp') return true;
+  const writesAvif =
+    ops.format === 'auto'
+      ? autoFormatCandidates(ops).includes('avif')
+      : (ops.format ?? defaultOutputFormat(format)) === 'avif';
+  if (writesAvif) return true;
   if (format === 'avif') return true;
   if (format === 'jpeg') {
     const jpeg = readJpegStructure(input);

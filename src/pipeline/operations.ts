@@ -1,5 +1,6 @@
 // owns: the `operations` object: its strict schema, parsing from text or JSON, and client-facing messages.
 import { z } from 'zod';
+import { AUTO_QUALITY_FORMS, parseAutoQuality } from './auto-quality.ts';
 import { invalidOperations } from './errors.ts';
 
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const;
@@ -53,6 +54,14 @@ function positionProblem(fit: FitMode | undefined, position: ResizePosition | un
   return `applies only to fit cover (the crop) or contain (the padding); fit ${fit ?? 'inside'} neither crops nor pads`;
 }
 
+/** `format: "auto"` tries these unless a top-level `formats` list narrows them (PNG only when named there). */
+export const AUTO_FORMAT_CANDIDATES: readonly OutputFormat[] = ['jpeg', 'webp', 'avif'];
+const FORMAT_CHOICES = [...OUTPUT_FORMATS, 'auto'] as const;
+/** `max_bytes: "input"`: the cap is the input's own size (never bigger than what was sent). */
+export const MAX_BYTES_INPUT = 'input';
+const QUALITY_ERROR = `must be an integer from 1 to 100, or ${AUTO_QUALITY_FORMS}`;
+const MAX_BYTES_ERROR = `must be a positive integer or "${MAX_BYTES_INPUT}" (the input's size)`;
+
 function integerBetween(min: number, max: number) {
   const error = `must be an integer from ${min} to ${max}`;
   return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
@@ -86,15 +95,53 @@ export function operationsSchema(maxDimension: number) {
           })
           .optional(),
         format: z
-          .enum(OUTPUT_FORMATS, {
+          .enum(FORMAT_CHOICES, {
             error: (issue) =>
-              `must be one of ${OUTPUT_FORMATS.join(', ')}${issue.input === 'jpg' ? ' (did you mean "jpeg"?)' : ''}`,
+              `must be one of ${FORMAT_CHOICES.join(', ')}${issue.input === 'jpg' ? ' (did you mean "jpeg"?)' : ''}`,
           })
           .optional()
-          .describe('Output format; default: the input format when it is one of these, else png.'),
-        quality: integerBetween(1, 100)
+          .describe(
+            'Output format; default: the input format when it is one of these, else png. "auto": the smallest of `formats` (default jpeg, webp, avif) at the quality asked.',
+          ),
+        formats: z
+          .array(z.enum(OUTPUT_FORMATS, { error: `must be one of ${OUTPUT_FORMATS.join(', ')}` }), {
+            error: `must be a list such as ["webp","avif"] of ${OUTPUT_FORMATS.join(', ')}`,
+          })
+          .min(1, { error: 'must name at least one format' })
+          .max(OUTPUT_FORMATS.length, { error: 'must name each format at most once' })
+          .refine((list) => new Set(list).size === list.length, {
+            error: 'must name each format at most once',
+          })
           .optional()
-          .describe('Encoder quality for jpeg, webp and avif; default 80.'),
+          .describe('With format "auto": the candidate formats (default jpeg, webp, avif).'),
+        quality: z
+          .union(
+            [
+              z
+                .number({ error: QUALITY_ERROR })
+                .int({ error: QUALITY_ERROR })
+                .min(1, { error: QUALITY_ERROR })
+                .max(100, { error: QUALITY_ERROR }),
+              z.string().refine((text) => parseAutoQuality(text) !== undefined, { error: QUALITY_ERROR }),
+            ],
+            { error: QUALITY_ERROR },
+          )
+          .optional()
+          .describe(
+            `Encoder quality for jpeg, webp and avif; default 80. Or a perceptual target: ${AUTO_QUALITY_FORMS}: the lowest encoder quality whose output reaches that SSIMULACRA 2 score.`,
+          ),
+        max_bytes: z
+          .union(
+            [
+              z.number().int({ error: MAX_BYTES_ERROR }).min(1, { error: MAX_BYTES_ERROR }),
+              z.literal(MAX_BYTES_INPUT, { error: MAX_BYTES_ERROR }),
+            ],
+            { error: MAX_BYTES_ERROR },
+          )
+          .optional()
+          .describe(
+            'Never bigger: the output is at most this many bytes ("input": the input\'s size); quality is lowered to the floor if needed, and X-Service-Max-Bytes-Met says whether it fitted.',
+          ),
         strip: z
           .boolean({ error: 'must be true or false' })
           .optional()
@@ -104,6 +151,11 @@ export function operationsSchema(maxDimension: number) {
       },
       { error: 'must be a JSON object such as {} or {"format":"webp"}' },
     )
+    .superRefine((ops, ctx) => {
+      if (ops.formats !== undefined && ops.format !== 'auto') {
+        ctx.addIssue({ code: 'custom', message: 'needs "format": "auto"', path: ['formats'] });
+      }
+    })
     .describe('What to do with the image. Applied in the fixed order resize → format+quality → strip.');
 }
 

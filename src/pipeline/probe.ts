@@ -28,7 +28,8 @@ export interface ImageFacts {
 }
 
 export interface OutputFacts {
-  format: OutputFormat;
+  /** null for format "auto": the smallest candidate is only known by encoding, which a probe does not do. */
+  format: OutputFormat | null;
   width: number;
   height: number;
   frames: number;
@@ -146,7 +147,7 @@ export async function probeImage(input: Buffer): Promise<ImageFacts> {
 
 /** What POST /v1/image writes for these facts and operations, from the same pure resize function it uses. */
 export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
-  const format = ops.format ?? defaultOutputFormat(facts.format);
+  const format = ops.format === 'auto' ? null : (ops.format ?? defaultOutputFormat(facts.format));
   const r = ops.resize;
   const size = r
     ? resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, facts)
@@ -155,6 +156,6 @@ export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
     format,
     width: size.width,
     height: size.height,
-    frames: keepsFrames(facts.format, facts.frames, format) ? facts.frames : 1,
+    frames: format !== null && keepsFrames(facts.format, facts.frames, format) ? facts.frames : 1,
   };
 }

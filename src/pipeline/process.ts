@@ -13,6 +13,7 @@ import { jpegScanCount, MAX_JPEG_SCANS } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, keepsFrames } from './probe.ts';
+import { needsOutputSearch, searchOutput } from './output-search.ts';
 import { PIPELINE_STEPS, resizeTarget, type SourceInfo, type StepContext } from './steps.ts';
 
 export interface ProcessLimits {
@@ -32,6 +33,10 @@ export interface ProcessedImage {
   applied: string[];
   /** Frames written (X-Service-Output-Frames): 1 unless an animation went to WebP. */
   frames: number;
+  /** quality "auto…": the SSIMULACRA 2 score reached, as measured in-process (X-Service-Quality-Score). */
+  qualityScore?: number;
+  /** max_bytes: whether the output fits the cap (X-Service-Max-Bytes-Met). */
+  maxBytesMet?: boolean;
 }
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
@@ -115,9 +120,14 @@ async function runPipeline(
   const height = meta.height ?? 0;
   if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');
 
-  const format = requested.format ?? defaultOutputFormat(inputFormat);
-  // An animated GIF or WebP written as WebP keeps every frame; anything else decodes the first frame only.
-  const animated = keepsFrames(inputFormat, meta.pages ?? 1, format);
+  const format =
+    requested.format === undefined || requested.format === 'auto'
+      ? defaultOutputFormat(inputFormat)
+      : requested.format;
+  // An animated GIF or WebP written as WebP keeps every frame; anything else decodes the first frame only, and so
+  // does a search for a quality or format (auto, max_bytes), which compares stills.
+  const search = needsOutputSearch(requested);
+  const animated = !search && keepsFrames(inputFormat, meta.pages ?? 1, format);
   const frames = animated ? (meta.pages ?? 1) : 1;
   checkDecodeLimits({ width, height }, frames, limits);
   const image = animated
@@ -138,11 +148,23 @@ async function runPipeline(
     ops,
     source,
     format,
-    quality: ops.quality ?? DEFAULT_QUALITY,
+    quality: typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY,
     avifEffort: limits.avifEffort,
     applied: [],
   };
   image.autoOrient();
+  if (search) {
+    const seconds = Math.max(1, Math.ceil(limits.processTimeoutMs / 1000));
+    const searched = await searchOutput({
+      ...ctx,
+      inputBytes: input.length,
+      open: (data, raw) =>
+        sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
+          seconds,
+        }),
+    });
+    return { ...searched, frames: 1 };
+  }
   for (const step of PIPELINE_STEPS) step(ctx);
 
   const { data, info } = await image.toBuffer({ resolveWithObject: true });

@@ -155,7 +155,14 @@ test('openapi: the operations schema is generated from the validating zod schema
     properties: Record<string, { properties?: Record<string, { anyOf: { maximum?: number }[] }> }>;
   };
   assert.equal(ops.additionalProperties, false);
-  assert.deepEqual(Object.keys(ops.properties).sort(), ['format', 'quality', 'resize', 'strip']);
+  assert.deepEqual(Object.keys(ops.properties).sort(), [
+    'format',
+    'formats',
+    'max_bytes',
+    'quality',
+    'resize',
+    'strip',
+  ]);
   assert.equal(ops.properties.resize!.properties!.w!.anyOf[0]!.maximum, 4321);
 });
 

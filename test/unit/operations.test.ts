@@ -82,3 +82,46 @@ test('MAX_RESIZE_DIMENSION is the configured cap', () => {
   assert.equal(validateOperations(small, { resize: { w: 500 } }).resize?.w, 500);
   assert.throws(() => validateOperations(small, { resize: { w: 501 } }), /from 1 to 500/);
 });
+
+test('operations: quality "auto" levels, format "auto" with formats and max_bytes are accepted as sent', () => {
+  for (const quality of ['auto', 'auto:high', 'auto:eco', 'auto:30', 'auto:81.5', 'auto:95']) {
+    assert.equal(validateOperations(schema, { quality }).quality, quality);
+  }
+  const ops = { format: 'auto', formats: ['webp', 'avif'], quality: 'auto', max_bytes: 'input' };
+  assert.deepEqual(validateOperations(schema, ops), ops);
+  assert.equal(validateOperations(schema, { max_bytes: 1 }).max_bytes, 1);
+});
+
+const extensionCases: [string, unknown, RegExp][] = [
+  [
+    'format an array',
+    { format: ['webp'] },
+    /operations\.format must be one of jpeg, png, webp, avif, auto \(got an array\)/,
+  ],
+  [
+    'unknown auto level',
+    { quality: 'auto:best' },
+    /operations\.quality must be an integer from 1 to 100, or "auto"/,
+  ],
+  ['auto target out of range', { quality: 'auto:99' }, /operations\.quality .*"auto:<30\.\.95>"/],
+  ['formats without format auto', { formats: ['webp'] }, /operations\.formats needs "format": "auto"/],
+  ['formats empty', { format: 'auto', formats: [] }, /operations\.formats must name at least one format/],
+  [
+    'formats repeated',
+    { format: 'auto', formats: ['webp', 'webp'] },
+    /operations\.formats must name each format at most once/,
+  ],
+  ['formats a string', { format: 'auto', formats: 'webp' }, /operations\.formats must be a list/],
+  ['max_bytes zero', { max_bytes: 0 }, /operations\.max_bytes must be a positive integer or "input"/],
+  [
+    'max_bytes a word',
+    { max_bytes: 'output' },
+    /operations\.max_bytes must be a positive integer or "input"/,
+  ],
+];
+
+for (const [name, value, message] of extensionCases) {
+  test(`operations extension rejected: ${name}`, () => {
+    assert.match(rejection(value).message, message);
+  });
+}

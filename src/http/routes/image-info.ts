@@ -34,7 +34,10 @@ const infoResponseSchema = z.object({
     ),
   output: z
     .object({
-      format: z.enum(OUTPUT_FORMATS),
+      format: z
+        .enum(OUTPUT_FORMATS)
+        .nullable()
+        .describe('null with format "auto": the smallest candidate is only known by encoding'),
       width: z.number().int(),
       height: z.number().int(),
       frames: z.number().int(),

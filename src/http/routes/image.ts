@@ -95,6 +95,8 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
             'X-Service-Operations': out.applied.join(','),
             'X-Service-Quota-Limit': limit,
             'X-Service-Quota-Remaining': remainingUnits(limit, reservation.used),
+            ...(out.qualityScore === undefined ? {} : { 'X-Service-Quality-Score': out.qualityScore }),
+            ...(out.maxBytesMet === undefined ? {} : { 'X-Service-Max-Bytes-Met': String(out.maxBytesMet) }),
           })
           .send(out.data);
       } catch (err) {

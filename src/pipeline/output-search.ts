@@ -1,0 +1,332 @@
+// owns: the requests that try more than one encode: `quality: "auto…"`, `format: "auto"` and `max_bytes`.
+// The image is decoded, oriented and resized once into a lossless intermediate; every candidate encodes from it.
+import type { Sharp } from 'sharp';
+import {
+  parseAutoQuality,
+  type ScoredSample,
+  samplePixels,
+  searchQuality,
+  type QualityModel,
+  type SampleCodec,
+} from './auto-quality.ts';
+import {
+  AUTO_FORMAT_CANDIDATES,
+  DEFAULT_QUALITY,
+  MAX_BYTES_INPUT,
+  type Operations,
+  type OutputFormat,
+} from './operations.ts';
+import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
+import { PIPELINE_STEPS, type SourceInfo, type StepContext } from './steps.ts';
+
+/** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
+export const MAX_BYTES_QUALITY_FLOOR = 30;
+
+/**
+ * At a perceptual target AVIF was the smallest on every photograph measured (0.64× JPEG, 0.7× WebP at equal
+ * SSIMULACRA 2, BENCHMARKS.md "Quality"), so from this many pixels up JPEG and WebP are not searched when AVIF is a
+ * candidate; PNG, when listed, is still tried. Below it, container overhead can turn the order, so all are tried.
+ */
+const AVIF_ONLY_FROM_PIXELS = 256 * 256;
+
+function triedFormats(
+  formats: readonly OutputFormat[],
+  auto: boolean,
+  im: Intermediate,
+): readonly OutputFormat[] {
+  if (!auto || !formats.includes('avif') || im.width * im.height < AVIF_ONLY_FROM_PIXELS) return formats;
+  return formats.filter((f) => f === 'avif' || f === 'png');
+}
+
+/** format "auto" encodes whole only the formats whose sample is at most this much larger than the smallest. */
+const FINALIST_MARGIN = 1.15;
+
+/**
+ * Where each format's search starts for a SSIMULACRA 2 target, and the score points per quality step around it:
+ * medians over the benchmark photographs (BENCHMARKS.md, "Quality"). AVIF at the service's effort.
+ */
+export const QUALITY_MODELS: Record<Exclude<OutputFormat, 'png'>, QualityModel> = {
+  jpeg: { start: (t) => 80 + (t - 82) / 0.55, slope: 0.55, min: 10, max: 98 },
+  webp: { start: (t) => 85 + (t - 79) / 0.45, slope: 0.45, min: 10, max: 100 },
+  avif: { start: (t) => 62 + (t - 82) / 0.3, slope: 0.3, min: 10, max: 100 },
+};
+
+export interface SearchedOutput {
+  data: Buffer;
+  format: OutputFormat;
+  width: number;
+  height: number;
+  applied: string[];
+  /** With quality auto: the SSIMULACRA 2 score measured in-process on the sample at the chosen quality. */
+  qualityScore?: number;
+  /** With max_bytes: whether the answer fits the cap. */
+  maxBytesMet?: boolean;
+}
+
+export function needsOutputSearch(ops: Operations): boolean {
+  return typeof ops.quality === 'string' || ops.format === 'auto' || ops.max_bytes !== undefined;
+}
+
+/** The candidate formats of `format: "auto"`: the caller's list, else JPEG, WebP and AVIF. */
+export function autoFormatCandidates(ops: Operations): readonly OutputFormat[] {
+  return ops.formats ?? AUTO_FORMAT_CANDIDATES;
+}
+
+interface Intermediate {
+  open: OpenImage;
+  /** Uncompressed TIFF of the oriented, resized pixels with all their metadata; every candidate reads it. */
+  tiff: Buffer;
+  source: SourceInfo;
+  width: number;
+  height: number;
+}
+
+/** The encoder settings of steps.ts for a sample: the search must see what the final encode will write. */
+function encodeSample(format: OutputFormat, quality: number, avifEffort: number): (img: Sharp) => Sharp {
+  if (format === 'jpeg') return (img) => img.jpeg({ quality });
+  if (format === 'webp') return (img) => img.webp({ quality });
+  if (format === 'avif') return (img) => img.avif({ quality, effort: avifEffort });
+  return (img) => img.png();
+}
+
+export interface SearchInput {
+  image: Sharp;
+  ops: Operations;
+  source: SourceInfo;
+  /** The format when not auto (the requested one or the input's default). */
+  format: OutputFormat;
+  inputBytes: number;
+  avifEffort: number;
+  /** Opens bytes (or raw pixels) with the job's decoder options and deadline: every sharp instance has them. */
+  open: OpenImage;
+}
+
+export type OpenImage = (
+  data: Buffer | Uint8Array,
+  raw?: { width: number; height: number; channels: 3 | 4 },
+) => Sharp;
+
+/** Runs the resize step once and keeps the result losslessly, metadata included, for the candidates. */
+async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promise<Intermediate> {
+  const ctx: StepContext = {
+    image: req.image,
+    ops: { resize: req.ops.resize },
+    source: req.source,
+    format: resizeFormat,
+    quality: DEFAULT_QUALITY,
+    avifEffort: req.avifEffort,
+    applied: [],
+  };
+  PIPELINE_STEPS[0]!(ctx);
+  const { data, info } = await req.image
+    .keepMetadata()
+    .tiff({ compression: 'none' })
+    .toBuffer({ resolveWithObject: true });
+  return {
+    open: req.open,
+    tiff: data,
+    source: { ...req.source, width: info.width, height: info.height },
+    width: info.width,
+    height: info.height,
+  };
+}
+
+/** One final encode from the intermediate through the pipeline's own encode and strip steps. */
+async function encodeFinal(
+  im: Intermediate,
+  ops: Operations,
+  format: OutputFormat,
+  quality: number,
+  avifEffort: number,
+): Promise<{ data: Buffer; applied: string[] }> {
+  const ctx: StepContext = {
+    image: im.open(im.tiff),
+    ops: { strip: ops.strip },
+    source: im.source,
+    format,
+    quality,
+    avifEffort,
+    applied: ops.resize ? ['resize'] : [],
+  };
+  for (const step of PIPELINE_STEPS) step(ctx);
+  return { data: await ctx.image.toBuffer(), applied: ctx.applied };
+}
+
+/** The pixels the metric compares, 8-bit sRGB; flattened on white for JPEG as the encode step does. */
+async function metricPixels(im: Intermediate, flatten: boolean): Promise<RgbImage> {
+  let img = im.open(im.tiff).toColourspace('srgb');
+  if (flatten) img = img.flatten({ background: '#ffffff' });
+  const { data, info } = await img.raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+  return rawImage(data, info);
+}
+
+/** Plain Uint8Array views keep the metric's element reads monomorphic (a Buffer is a subclass). */
+function rawImage(data: Buffer, info: { width: number; height: number; channels: number }): RgbImage {
+  return {
+    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+    width: info.width,
+    height: info.height,
+    channels: info.channels,
+  };
+}
+
+/** A codec for the search that also remembers the encoded size of the sample at each quality it tried. */
+function sampleCodec(
+  format: OutputFormat,
+  avifEffort: number,
+  open: OpenImage,
+): SampleCodec & { bytes: Map<number, number> } {
+  const bytes = new Map<number, number>();
+  const codec = async (sample: RgbImage, quality: number) => {
+    const raw = { width: sample.width, height: sample.height, channels: sample.channels as 3 | 4 };
+    const encoded = await encodeSample(format, quality, avifEffort)(open(sample.data, raw)).toBuffer();
+    bytes.set(quality, encoded.length);
+    const decoded = open(encoded);
+    if (sample.channels === 3) decoded.removeAlpha();
+    else decoded.ensureAlpha();
+    const { data, info } = await decoded.raw().toBuffer({ resolveWithObject: true });
+    return rawImage(data, info);
+  };
+  return Object.assign(codec, { bytes });
+}
+
+/** The sample's size at `quality` from the sizes tried (log-linear between the nearest two), else one encode. */
+async function sampleBytesAt(
+  codec: ReturnType<typeof sampleCodec>,
+  sample: RgbImage,
+  quality: number,
+): Promise<number> {
+  const known = codec.bytes.get(quality);
+  if (known !== undefined) return known;
+  const tried = [...codec.bytes.entries()].sort((a, b) => a[0] - b[0]);
+  const above = tried.find(([q]) => q > quality);
+  const below = [...tried].reverse().find(([q]) => q < quality);
+  if (above && below) {
+    const k = (quality - below[0]) / (above[0] - below[0]);
+    return Math.exp(Math.log(below[1]) + k * (Math.log(above[1]) - Math.log(below[1])));
+  }
+  await codec(sample, quality);
+  return codec.bytes.get(quality)!;
+}
+
+/** The sample, and the metric's original side built on the first score (a fixed quality never needs it). */
+function sampleReference(image: RgbImage): ScoredSample {
+  let metric: Ssimulacra2Reference | undefined;
+  return {
+    image,
+    score: (distorted) => (metric ??= new Ssimulacra2Reference(image)).score(distorted),
+  };
+}
+
+interface Candidate {
+  format: OutputFormat;
+  quality: number;
+  data: Buffer;
+  applied: string[];
+  score?: number;
+}
+
+/**
+ * Encodes every candidate format at its quality (fixed, or searched for the target), keeps the smallest, then
+ * enforces max_bytes by lowering quality on that format down to MAX_BYTES_QUALITY_FLOOR.
+ */
+export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
+  const { ops, avifEffort } = req;
+  const formats = ops.format === 'auto' ? autoFormatCandidates(ops) : [req.format];
+  // Padding of `contain` is transparent when any candidate keeps alpha; JPEG flattens it on white afterwards.
+  const resizeFormat = formats.find((f) => f !== 'jpeg') ?? 'jpeg';
+  const im = await intermediate(req, resizeFormat);
+  const auto = typeof ops.quality === 'string' ? parseAutoQuality(ops.quality) : undefined;
+  const fixedQuality = typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY;
+
+  // The sample and the metric's original side are made once per variant (flattened for JPEG) and shared.
+  const references = new Map<boolean, Promise<ScoredSample>>();
+  const reference = (flatten: boolean) => {
+    let known = references.get(flatten);
+    if (!known) {
+      known = metricPixels(im, flatten).then((p) => sampleReference(samplePixels(p)));
+      references.set(flatten, known);
+    }
+    return known;
+  };
+
+  // Each format's quality (searched for the target, or the fixed number) and its size on the sample.
+  const planned: { format: OutputFormat; quality: number; score?: number; sampleBytes: number }[] = [];
+  for (const format of triedFormats(formats, auto !== undefined, im)) {
+    const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
+    const codec = sampleCodec(format, avifEffort, req.open);
+    if (auto && format !== 'png') {
+      const found = await searchQuality(sample, auto.target, QUALITY_MODELS[format], codec);
+      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, found.quality) : 0;
+      planned.push({ format, quality: found.quality, score: found.score, sampleBytes });
+    } else {
+      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, fixedQuality) : 0;
+      planned.push({ format, quality: fixedQuality, sampleBytes });
+    }
+  }
+  // Only formats whose sample is within FINALIST_MARGIN of the smallest are encoded whole: an AVIF that loses on
+  // the sample is never encoded at full size.
+  const smallestSample = Math.min(...planned.map((p) => p.sampleBytes));
+  const candidates: Candidate[] = [];
+  for (const p of planned) {
+    if (p.sampleBytes > smallestSample * FINALIST_MARGIN) continue;
+    const out = await encodeFinal(im, ops, p.format, p.quality, avifEffort);
+    candidates.push({
+      format: p.format,
+      quality: p.quality,
+      ...out,
+      ...(p.score === undefined ? {} : { score: p.score }),
+    });
+  }
+  let best = candidates.reduce((a, b) => (b.data.length < a.data.length ? b : a));
+
+  let maxBytesMet: boolean | undefined;
+  if (ops.max_bytes !== undefined) {
+    const cap = ops.max_bytes === MAX_BYTES_INPUT ? req.inputBytes : ops.max_bytes;
+    if (best.data.length > cap && best.format !== 'png')
+      best = await fitUnder(cap, best, im, ops, avifEffort);
+    maxBytesMet = best.data.length <= cap;
+  }
+  return {
+    data: best.data,
+    format: best.format,
+    width: im.width,
+    height: im.height,
+    applied: best.applied,
+    ...(best.score === undefined ? {} : { qualityScore: Math.round(best.score * 10) / 10 }),
+    ...(maxBytesMet === undefined ? {} : { maxBytesMet }),
+  };
+}
+
+/**
+ * The highest quality below `over.quality` whose output fits `cap` (bisection on real encodes, sizes fall as
+ * quality falls); when even the floor does not fit, the smallest output made.
+ */
+async function fitUnder(
+  cap: number,
+  over: Candidate,
+  im: Intermediate,
+  ops: Operations,
+  avifEffort: number,
+): Promise<Candidate> {
+  const encode = async (quality: number): Promise<Candidate> => ({
+    format: over.format,
+    quality,
+    ...(await encodeFinal(im, ops, over.format, quality, avifEffort)),
+  });
+  const floor = Math.min(MAX_BYTES_QUALITY_FLOOR, over.quality);
+  const atFloor = await encode(floor);
+  if (atFloor.data.length > cap) return atFloor.data.length < over.data.length ? atFloor : over;
+  let fits = atFloor;
+  let lo = floor;
+  let hi = over.quality;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    const c = await encode(mid);
+    if (c.data.length <= cap) {
+      lo = mid;
+      fits = c;
+    } else hi = mid;
+  }
+  return fits;
+}
