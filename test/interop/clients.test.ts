@@ -256,3 +256,50 @@ test("interop: Chromium's FormData and fetch through playwright-core", async (t)
     await assertAskedImage(body, `chromium ${i === 0 ? 'upload' : 'url'}`);
   }
 });
+
+const PYTHON_INFO = `
+import json, sys, requests
+base, key, photo, image_url = sys.argv[1:5]
+ops = json.dumps({"resize": {"w": 50}, "format": "webp"})
+auth = {"Authorization": "Bearer " + key}
+for r in (
+    requests.post(base + "/v1/image/info", headers=auth, files={"image": open(photo, "rb")}, data={"operations": ops}),
+    requests.post(base + "/v1/image/info", headers=auth, json={"url": image_url, "operations": json.loads(ops)}),
+):
+    print(r.status_code, r.text)
+`;
+
+/** What the probe says of the fixture's 200×100 JPEG with OPERATIONS. */
+function assertInfo(status: string, text: string, client: string) {
+  assert.equal(status, '200', `${client}: ${text.slice(0, 300)}`);
+  const info = JSON.parse(text) as { format: string; width: number; height: number; output: unknown };
+  assert.deepEqual(
+    { format: info.format, width: info.width, height: info.height, output: info.output },
+    { format: 'jpeg', width: 200, height: 100, output: { format: 'webp', width: 50, height: 25, frames: 1 } },
+    client,
+  );
+}
+
+test('interop: POST /v1/image/info from curl (-F, --data-binary) and Python requests (files=, json=)', async (t) => {
+  if (!HAS_CURL) return t.skip('curl is not installed (Debian package "curl")');
+  const f = await fixture(t);
+  const auth = ['-H', `Authorization: Bearer ${f.key}`];
+  const query = `?operations=${encodeURIComponent(OPERATIONS_TEXT)}`;
+  const answers = [
+    ['-F', `image=@${f.photo}`, '-F', `operations=${OPERATIONS_TEXT}`, `${f.url}/v1/image/info`],
+    ['-H', 'Content-Type: image/jpeg', '--data-binary', `@${f.photo}`, `${f.url}/v1/image/info${query}`],
+  ];
+  for (const args of answers) {
+    const { stdout } = await run('curl', ['-sS', '-w', '\n%{http_code}', ...auth, ...args]);
+    const [text = '', status = ''] = stdout.split(/\n(?=\d{3}$)/);
+    assertInfo(status, text, `curl ${args.slice(0, 2).join(' ')}`);
+  }
+  if (PYTHON === undefined) return t.diagnostic('Python requests is not installed: its half is skipped');
+  const script = join(f.dir, 'info.py');
+  writeFileSync(script, PYTHON_INFO);
+  const { stdout } = await run(PYTHON, [script, f.url, f.key, f.photo, f.imageUrl]);
+  for (const line of stdout.trim().split('\n')) {
+    const [status = '', ...rest] = line.split(' ');
+    assertInfo(status, rest.join(' '), 'requests');
+  }
+});
