@@ -30,6 +30,20 @@ const WEIGHTS = [
   171.2667255897307, 0.9807858872435379, 0.0, 0.0, 0.0, 0.0005130064588990679, 0.0, 0.00010854057858411537,
 ];
 
+/**
+ * Below this weight a map's norms (0…~1) move the weighted sum by under 0.002 each: X and B at the finest scale,
+ * B at the next two and all of the coarsest have only such weights, so their blurs are skipped (half the cost).
+ */
+const NEGLIGIBLE_WEIGHT = 0.002;
+
+/** Whether channel `c` at `scale` (of `scales`) has a weight that counts, indexed as weightedScore reads them. */
+function weighs(c: number, scale: number, scales: number): boolean {
+  const at = (c * scales + scale) * 6;
+  return WEIGHTS.slice(at, at + 6).some((w) => w >= NEGLIGIBLE_WEIGHT);
+}
+
+const EMPTY = new Float32Array(0);
+
 type Planes = [Float32Array, Float32Array, Float32Array];
 
 const newPlanes = (n: number): Planes => [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
@@ -280,6 +294,8 @@ interface ReferenceScale {
     s12: Float32Array;
     mu2: Float32Array;
   };
+  /** Per channel: whether its maps weigh anything at this scale (see weighs). */
+  counts: boolean[];
 }
 
 /**
@@ -294,15 +310,23 @@ export class Ssimulacra2Reference {
   constructor(original: RgbImage) {
     this.width = original.width;
     this.height = original.height;
+    // The scales first (the reference's rule: stop once the previous one is under 8 pixels), so that their
+    // number, which places the weights, is known before any blur.
+    const linears: Linear[] = [];
     let lin = toLinear(original);
     for (let scale = 0; scale < SCALES; scale++) {
       if (lin.width < 8 || lin.height < 8) break;
       if (scale > 0) lin = downsample(lin);
+      linears.push(lin);
+    }
+    for (const [scale, lin] of linears.entries()) {
       const blur = new Blur(lin.width, lin.height);
       const xyb = toXyb(lin);
       const n = lin.width * lin.height;
-      const mu = xyb.map((plane) => blur.run(plane));
-      const sigma = xyb.map((plane) => {
+      const counts = [0, 1, 2].map((c) => weighs(c, scale, linears.length));
+      const mu = xyb.map((plane, c) => (counts[c] ? blur.run(plane) : EMPTY));
+      const sigma = xyb.map((plane, c) => {
+        if (!counts[c]) return EMPTY;
         const sq = new Float32Array(n);
         for (let i = 0; i < n; i++) sq[i] = plane[i]! * plane[i]!;
         return blur.run(sq, sq);
@@ -315,7 +339,7 @@ export class Ssimulacra2Reference {
         s12: new Float32Array(n),
         mu2: new Float32Array(n),
       };
-      this.scales.push({ xyb, mu, sigma, blur, work });
+      this.scales.push({ xyb, mu, sigma, blur, work, counts });
     }
   }
 
@@ -334,6 +358,10 @@ export class Ssimulacra2Reference {
       const x2 = toXyb(lin, ref.work.xyb);
       const channels: number[][] = [];
       for (let c = 0; c < 3; c++) {
+        if (!ref.counts[c]) {
+          channels.push([0, 0, 0, 0, 0, 0]);
+          continue;
+        }
         const i1 = ref.xyb[c]!;
         const i2 = x2[c]!;
         for (let i = 0; i < n; i++) mul[i] = i2[i]! * i2[i]!;

@@ -18,6 +18,8 @@ export interface StepContext {
   format: OutputFormat;
   quality: number;
   avifEffort: number;
+  /** mozjpeg's quantisation table for JPEG; only quality "auto" sets it, fixed numbers keep libjpeg's. */
+  jpegQuantTable?: number;
   applied: string[];
 }
 
@@ -95,7 +97,10 @@ const resize: Step = (ctx) => {
 const encode: Step = (ctx) => {
   const { image, format, quality } = ctx;
   if (format === 'jpeg' && ctx.source.hasAlpha) image.flatten({ background: WHITE });
-  if (format === 'jpeg') image.jpeg({ quality });
+  if (format === 'jpeg')
+    image.jpeg(
+      ctx.jpegQuantTable === undefined ? { quality } : { quality, quantisationTable: ctx.jpegQuantTable },
+    );
   else if (format === 'webp') image.webp({ quality });
   else if (format === 'avif') image.avif({ quality, effort: ctx.avifEffort });
   else image.png();

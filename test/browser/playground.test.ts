@@ -227,3 +227,29 @@ test('docs: /docs renders every endpoint of /openapi.json in Chromium without le
   }
   assert.deepEqual(external, []);
 });
+
+test('playground: quality auto and format auto are offered; the answer says which format and quality auto chose, at what score, and the bytes saved', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const { testApp, page } = await openPlayground(t);
+  await page.fill('#key', testApp.key);
+  await page.setInputFiles('#file', `${CORPUS_DIR}Landscape_1.jpg`);
+  await page.selectOption('#format', 'auto');
+  await page.selectOption('#quality-mode', 'auto:high');
+  assert.equal(await page.isDisabled('#quality'), true, 'an auto level replaces the number');
+  assert.match((await page.textContent('#curl')) ?? '', /"format":"auto","quality":"auto:high"/);
+  await page.click('#run');
+  await page.waitForSelector('#result-img[data-width]');
+  const format = await page.textContent('#headers tr:has-text("x-service-output-format") td:last-child');
+  const score = await page.textContent('#headers tr:has-text("x-service-quality-score") td:last-child');
+  const saving = (await page.textContent('#saving')) ?? '';
+  assert.match(saving, /KiB → .*KiB · \d+ % smaller/, 'the bytes saved');
+  assert.match(saving, new RegExp(`auto chose ${format} quality \\d+, SSIMULACRA 2 ${score}$`));
+  await page.screenshot({ path: `${SHOTS}playground-auto.png`, fullPage: true });
+
+  await page.selectOption('#quality-mode', '');
+  assert.equal(await page.isDisabled('#quality'), false, 'back to a number');
+  assert.doesNotMatch((await page.textContent('#curl')) ?? '', /quality/, 'the default 80 is not sent');
+});

@@ -87,6 +87,35 @@ test('the default request still answers quality=80 without the auto headers', as
   assert.equal(res.headers['x-service-max-bytes-met'], undefined);
 });
 
+/** The JPEG's quantisation tables (its DQT segments): they depend only on the encoder quality and table set. */
+function quantTables(jpeg: Buffer): Buffer {
+  const tables: Buffer[] = [];
+  for (let at = 2; at + 4 <= jpeg.length && jpeg[at] === 0xff;) {
+    const marker = jpeg[at + 1]!;
+    const length = jpeg.readUInt16BE(at + 2);
+    if (marker === 0xdb) tables.push(jpeg.subarray(at, at + 2 + length));
+    if (marker === 0xda) break;
+    at += 2 + length;
+  }
+  return Buffer.concat(tables);
+}
+
+test('quality "auto" JPEG uses mozjpeg\'s quantisation table 3; a fixed quality keeps the default tables', async (t) => {
+  const app = await buildTestApp(t);
+  const tablesAt = async (quality: number, table?: number) =>
+    quantTables(
+      await sharp(corpus(PHOTO))
+        .jpeg(table === undefined ? { quality } : { quality, quantisationTable: table })
+        .toBuffer(),
+    );
+  const auto = await post(app, corpus(PHOTO), { format: 'jpeg', quality: 'auto' });
+  const chosen = qualityOf(auto);
+  assert.ok(quantTables(auto.rawPayload).equals(await tablesAt(chosen, 3)), 'auto: table 3');
+  const fixed = await post(app, corpus(PHOTO), { format: 'jpeg', quality: chosen });
+  assert.ok(quantTables(fixed.rawPayload).equals(await tablesAt(chosen)), 'fixed: the default tables');
+  assert.ok(!(await tablesAt(chosen, 3)).equals(await tablesAt(chosen)), 'the two table sets differ');
+});
+
 test('max_bytes: the output fits a cap below the default size, by a lower quality', async (t) => {
   const app = await buildTestApp(t);
   const plain = await post(app, corpus(PHOTO), {});

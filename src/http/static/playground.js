@@ -18,10 +18,12 @@ function expectedFormat() {
   return type.startsWith('image/') ? type.slice('image/'.length) : undefined;
 }
 
-/** PNG output is lossless: quality does not apply, so the field is off (and not sent) then. */
+/** PNG output is lossless: quality does not apply, so the fields are off (and not sent) then. */
 function updateQuality() {
   const lossless = expectedFormat() === 'png';
-  $('quality').disabled = lossless;
+  $('quality-mode').disabled = lossless;
+  // An auto level replaces the number: the server picks it per image.
+  $('quality').disabled = lossless || $('quality-mode').value !== '';
   $('quality-note').hidden = !lossless;
 }
 
@@ -39,7 +41,8 @@ function operationsFromForm() {
   }
   if ($('format').value !== '') ops.format = $('format').value;
   const quality = $('quality').value.trim();
-  if (!$('quality').disabled && quality !== '' && Number(quality) !== 80) ops.quality = Number(quality);
+  if (!$('quality-mode').disabled && $('quality-mode').value !== '') ops.quality = $('quality-mode').value;
+  else if (!$('quality').disabled && quality !== '' && Number(quality) !== 80) ops.quality = Number(quality);
   if (!$('strip').checked) ops.strip = false;
   return ops;
 }
@@ -53,7 +56,7 @@ const sourceUrl = () => $('url').value.trim();
 const maskKey = (key) => (key ? `${key.slice(0, 5)}${'•'.repeat(12)}` : '$IMGPIPE_KEY');
 
 function curlLine(key, ops) {
-  const ext = ops.format ?? 'out';
+  const ext = ops.format && ops.format !== 'auto' ? ops.format : 'out';
   const body = sourceUrl()
     ? [
         `-H ${shellQuote('Content-Type: application/json')}`,
@@ -95,6 +98,16 @@ function describeSaving(before, after) {
   const change = Math.round((1 - after / before) * 100);
   const verdict = change >= 0 ? `${change} % smaller` : `${-change} % larger`;
   return `${formatBytes(before)} → ${formatBytes(after)} · ${verdict}`;
+}
+
+/** " · auto chose webp quality 88, SSIMULACRA 2 82.4": what an auto request picked, from the answer's headers. */
+function describeChoice(headers) {
+  const score = headers.get('x-service-quality-score');
+  const chosen = /quality=(\d+)/.exec(headers.get('x-service-operations') ?? '');
+  if (score === null && $('format').value !== 'auto') return '';
+  const format = headers.get('x-service-output-format') ?? '';
+  const quality = chosen ? ` quality ${chosen[1]}` : '';
+  return ` · auto chose ${format}${quality}${score === null ? '' : `, SSIMULACRA 2 ${score}`}`;
 }
 
 function showImage(img, info, url, bytes) {
@@ -201,7 +214,7 @@ async function run(event) {
     const blob = await res.blob();
     resultUrl = URL.createObjectURL(blob);
     showImage($('result-img'), $('result-info'), resultUrl, blob.size);
-    $('saving').textContent = describeSaving(before, blob.size);
+    $('saving').textContent = describeSaving(before, blob.size) + describeChoice(res.headers);
     $('saving').hidden = false;
     $('download').href = resultUrl;
     $('download').download = `result.${res.headers.get('x-service-output-format') ?? 'img'}`;
@@ -219,7 +232,7 @@ $('form').addEventListener('submit', run);
 $('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
 $('url').addEventListener('input', useUrl);
-for (const id of ['key', 'url', 'w', 'h', 'fit', 'position', 'format', 'quality', 'strip']) {
+for (const id of ['key', 'url', 'w', 'h', 'fit', 'position', 'format', 'quality-mode', 'quality', 'strip']) {
   $(id).addEventListener('input', updateCurl);
   $(id).addEventListener('change', updateCurl);
 }
