@@ -47,30 +47,20 @@ export function quotaExceeded(limit: number, tier: string, resetsOn: string, upg
   );
 }
 
-/** 429 rate_limited, with Retry-After: the seconds left in the window. */
+/**
+ * 429 rate_limited, with Retry-After: the seconds left in the window. `by` names whose limit it is: the client's
+ * address (signup, recovery, checkout) or the key (POST /v1/image/info).
+ */
 export function rateLimited(
   what: string,
   limit: number,
   windowSeconds: number,
   retryAfter: number,
+  by: 'from your address' | 'with this key' = 'from your address',
 ): ApiError {
   return apiError(
     'rate_limited',
-    `Too many ${what} from your address: at most ${limit} per ${windowSeconds} s. Try again in ${retryAfter} s.`,
-    { headers: { 'Retry-After': retryAfter } },
-  );
-}
-
-/** 429 rate_limited for a key's own limit (POST /v1/image/info), with Retry-After. */
-export function keyRateLimited(
-  what: string,
-  limit: number,
-  windowSeconds: number,
-  retryAfter: number,
-): ApiError {
-  return apiError(
-    'rate_limited',
-    `Too many ${what} with this key: at most ${limit} per ${windowSeconds} s. Try again in ${retryAfter} s.`,
+    `Too many ${what} ${by}: at most ${limit} per ${windowSeconds} s. Try again in ${retryAfter} s.`,
     { headers: { 'Retry-After': retryAfter } },
   );
 }

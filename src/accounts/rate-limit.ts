@@ -1,6 +1,6 @@
 // Per-IP limits (signup/recovery, checkout) and the silent per-mailbox mail cap, all fixed windows in the store.
 import ipaddr from 'ipaddr.js';
-import { keyRateLimited, rateLimited } from './errors.ts';
+import { rateLimited } from './errors.ts';
 import type { Db } from '../store/schema.ts';
 import { countAttempt, deleteOldWindows } from '../store/rate-limits.ts';
 
@@ -118,6 +118,6 @@ export async function checkInfoRate(
   await sweepOccasionally(db, INFO_BUCKET, windowStart);
   if (count > limit) {
     const retryAfter = secondsUntilWindowEnds(nowSeconds, INFO_RATE_WINDOW_SECONDS);
-    throw keyRateLimited('image info requests', limit, INFO_RATE_WINDOW_SECONDS, retryAfter);
+    throw rateLimited('image info requests', limit, INFO_RATE_WINDOW_SECONDS, retryAfter, 'with this key');
   }
 }

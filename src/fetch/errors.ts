@@ -1,7 +1,18 @@
 // The errors of the url source, one wording per code: what a client is told when its url cannot be fetched.
-import { apiError, type ApiError } from '../errors.ts';
+import { apiError, type ApiError, type ErrorCode } from '../errors.ts';
 
 export const FETCH_BUSY_RETRY_AFTER_SECONDS = 2;
+
+/** Every error a url source can end with, for the documents of the routes that fetch one. */
+export const URL_SOURCE_ERRORS = [
+  'bad_url',
+  'bad_url_scheme',
+  'blocked_url',
+  'too_many_redirects',
+  'fetch_failed',
+  'fetch_timeout',
+  'fetch_busy',
+] as const satisfies readonly ErrorCode[];
 
 /** 400 bad_url: `problem` completes "<what> …" (e.g. "is not a valid absolute URL"). */
 export function badUrl(what: string, problem: string): ApiError {

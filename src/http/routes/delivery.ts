@@ -27,6 +27,7 @@ import { runImageJob } from '../image-job.ts';
 import { routeSchema, type RouteDoc } from '../openapi.ts';
 import { countQuotaUnit } from '../count-quota-unit.ts';
 import { parseBody } from '../schemas.ts';
+import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
 \`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments \`w:800\`, \`h:600\`,
@@ -88,13 +89,7 @@ const DELIVERY_DOC: RouteDoc = {
     'url_expired',
     'origin_not_allowed',
     'invalid_operations',
-    'bad_url',
-    'bad_url_scheme',
-    'blocked_url',
-    'too_many_redirects',
-    'fetch_failed',
-    'fetch_timeout',
-    'fetch_busy',
+    ...URL_SOURCE_ERRORS,
     'busy',
     'image_too_large',
     'process_timeout',

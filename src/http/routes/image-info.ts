@@ -12,6 +12,7 @@ import { readImageProbeRequest } from '../image-request.ts';
 import { IMAGE_INFO_BODY } from '../openapi-image.ts';
 import { routeSchema, type RouteDoc } from '../openapi.ts';
 import { acceptRawImageBodies } from '../raw-image-body.ts';
+import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const INPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff'] as const;
 
@@ -69,13 +70,7 @@ its pixels or frames is 413 image_too_large here too.`,
     'invalid_operations',
     'no_image',
     'bad_upload',
-    'bad_url',
-    'bad_url_scheme',
-    'blocked_url',
-    'too_many_redirects',
-    'fetch_failed',
-    'fetch_timeout',
-    'fetch_busy',
+    ...URL_SOURCE_ERRORS,
     'image_too_large',
     'unprocessable_image',
     'rate_limited',
