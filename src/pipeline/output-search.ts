@@ -93,6 +93,18 @@ export const AUTO_JPEG_QUANT_TABLE = 3;
  */
 const JPEG_SAMPLE_MARGIN = 0.5;
 
+/**
+ * The shortest side SSIMULACRA 2 can judge: its six scales halve the image, and below about 120 px it scores even
+ * quality 100 in the low 60s (measured: 128x96 → 61.5 at q98, 160x120 → 83.2 at q92), which would send every
+ * thumbnail to the top quality. Smaller outputs take the model's quality for the level, unmeasured.
+ */
+const MIN_MEASURED_SIDE = 120;
+
+/** The model's quality for a target, within the encoder's range: what an unmeasurable image gets. */
+function modelQuality(model: QualityModel, target: number): number {
+  return Math.min(model.max, Math.max(model.min, Math.round(model.start(target))));
+}
+
 /** The encoder settings of steps.ts for a sample: the search must see what the final encode will write. */
 function encodeSample(
   format: OutputFormat,
@@ -283,7 +295,11 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   for (const format of triedFormats(formats, auto !== undefined, im)) {
     const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
     const codec = sampleCodec(format, avifEffort, jpegQuantTable, req.open);
-    if (auto && format !== 'png') {
+    if (auto && format !== 'png' && Math.min(im.width, im.height) < MIN_MEASURED_SIDE) {
+      const quality = modelQuality(QUALITY_MODELS[format], auto.target);
+      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, quality) : 0;
+      planned.push({ format, quality, sampleBytes });
+    } else if (auto && format !== 'png') {
       const aim = auto.target + (format === 'jpeg' ? JPEG_SAMPLE_MARGIN : 0);
       const found = await searchQuality(sample, aim, QUALITY_MODELS[format], codec);
       const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, found.quality) : 0;

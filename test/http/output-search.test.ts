@@ -79,6 +79,15 @@ test('quality "auto:high" chooses a higher encoder quality than "auto:eco" on th
   assert.ok(high.rawPayload.length > eco.rawPayload.length);
 });
 
+test('quality "auto" on a thumbnail under 120 px takes the level\'s model quality, unmeasured, not the top quality', async (t) => {
+  const app = await buildTestApp(t);
+  const res = await post(app, corpus(PHOTO), { resize: { w: 100 }, format: 'jpeg', quality: 'auto' });
+  assert.equal(res.statusCode, 200, res.body);
+  const quality = qualityOf(res);
+  assert.ok(quality >= 70 && quality <= 90, `quality ${quality}`);
+  assert.equal(res.headers['x-service-quality-score'], undefined, 'no score: the metric cannot judge it');
+});
+
 test('the default request still answers quality=80 without the auto headers', async (t) => {
   const app = await buildTestApp(t);
   const res = await post(app, corpus(PHOTO), {});
