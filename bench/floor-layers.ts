@@ -19,8 +19,8 @@ import { createLogger, type AppContext } from '../src/context.ts';
 import { accountOf, requireApiKey } from '../src/http/auth.ts';
 import { registerErrorHandler } from '../src/http/error-handler.ts';
 import { readImageRequest } from '../src/http/image-request.ts';
-import { IMAGE_ROUTE_DOC } from '../src/http/openapi-image.ts';
-import { registerOpenApi, routeSchema } from '../src/http/openapi.ts';
+import { IMAGE_SCHEMA } from '../src/http/openapi-image.ts';
+import { registerOpenApi } from '../src/http/openapi.ts';
 import { logSafeUrl, requestIdFor } from '../src/http/request-id.ts';
 import { registerSecurityHeaders } from '../src/http/security-headers.ts';
 import { createMetrics, observeProcessing } from '../src/metrics.ts';
@@ -168,7 +168,7 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
       {
         ...(on('auth') ? { onRequest: requireApiKey(ctx) } : {}),
         config: { badBodyCode: 'bad_upload' },
-        schema: routeSchema(IMAGE_ROUTE_DOC),
+        schema: IMAGE_SCHEMA,
       },
       async (request, reply) => {
         let limit = 0;

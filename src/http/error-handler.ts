@@ -1,12 +1,19 @@
 // owns: the only writer of `{"error":{"code","message"}}`: maps every thrown error to an ApiError and sends it.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyContextConfig,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
 import { ApiError, internalError, isApiError, storeUnavailable, type ErrorCode } from '../errors.ts';
 import { isStoreUnavailableError } from '../store/errors.ts';
 import {
   endpointNotFound,
   headersTooLarge,
+  invalidField,
   notHttp,
   requestTimeout,
   unreadableBody,
@@ -17,7 +24,23 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The code a malformed or unparseable body gets on this route (default invalid_request). */
     badBodyCode?: ErrorCode;
+    /** The code of a field that breaks the route's schema, by field path (e.g. tier: invalid_tier); others get
+     * badBodyCode. */
+    fieldCodes?: Partial<Record<string, ErrorCode>>;
   }
+}
+
+/**
+ * A request part that breaks its route's zod schema: the first issue, as `<field> <problem>` under the code the
+ * route documents for that field. `path` is the issue's path, e.g. ['origins', 0] (an empty one: not an object).
+ */
+export function schemaViolation(
+  path: readonly PropertyKey[],
+  problem: string,
+  config: Pick<FastifyContextConfig, 'badBodyCode' | 'fieldCodes'> = {},
+): ApiError {
+  const field = path.map(String).join('.');
+  return invalidField(config.fieldCodes?.[field] ?? config.badBodyCode ?? 'invalid_request', field, problem);
 }
 
 /** Converts anything thrown in a request into the ApiError the client will see. */
@@ -28,8 +51,11 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   }
   const fe = err as Partial<FastifyError>;
   const badBodyCode = request.routeOptions.config?.badBodyCode ?? 'invalid_request';
-  if (fe.validation)
-    return unreadableBody(badBodyCode, `${fe.validationContext ?? 'body'} ${fe.message ?? ''}`);
+  const issue = fe.validation?.[0];
+  if (issue) {
+    const path = issue.instancePath.split('/').filter((segment) => segment !== '');
+    return schemaViolation(path, issue.message ?? 'is invalid', request.routeOptions.config);
+  }
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     // The status follows ERROR_CODES like every other error (a 413 is image_too_large, which this is not:
     // only url and operations travel in a JSON body).

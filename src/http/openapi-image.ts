@@ -1,8 +1,11 @@
-// The document of POST /v1/image: the multipart body is the one request described by hand (busboy reads it, no
-// zod schema does), beside the JSON form, the image responses and the error codes.
+// The document of POST /v1/image: its bodies and query are the one request described by hand (busboy and the
+// handler read them after the quota unit is reserved, so Fastify validates nothing before), and the one list of the
+// codes it answers with (IMAGE_STATUS_TABLE; test/helpers/answers.ts and test/net/image-errors.test.ts read it).
+import type { ErrorCode } from '../errors.ts';
+import type { FastifySchema } from 'fastify';
 import { OUTPUT_FORMATS } from '../pipeline/operations.ts';
 import { examplesMarkdown } from './openapi-examples.ts';
-import { OPERATIONS_EXAMPLE, type RouteDoc } from './openapi.ts';
+import { success, BEARER, errorAnswers, OPERATIONS_EXAMPLE } from './openapi.ts';
 
 const IMAGE_DESCRIPTION = `Processes one image, uploaded (multipart \`image\`) or fetched (\`url\`), with \`operations\` applied in
 the fixed order resize → format and quality → strip. A quota unit is reserved before the body is read and refunded
@@ -108,19 +111,41 @@ const imageContent = Object.fromEntries(
   ]),
 );
 
-export const IMAGE_ROUTE_DOC: RouteDoc = {
+/** api.md's table "Status codes, POST /v1/image", word for word and in its order. */
+export const IMAGE_STATUS_TABLE = [
+  'missing_api_key',
+  'invalid_api_key',
+  'invalid_operations',
+  'no_image',
+  'bad_upload',
+  'image_too_large',
+  'bad_url',
+  'bad_url_scheme',
+  'blocked_url',
+  'too_many_redirects',
+  'fetch_failed',
+  'fetch_timeout',
+  'fetch_busy',
+  'busy',
+  'process_timeout',
+  'unprocessable_image',
+  'quota_exceeded',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
+
+/** Every code POST /v1/image answers with: the table, and 503 store_unavailable while the store is down. */
+export const IMAGE_ERRORS: readonly ErrorCode[] = [...IMAGE_STATUS_TABLE, 'store_unavailable'];
+
+export const IMAGE_SCHEMA: FastifySchema = {
   operationId: 'processImage',
-  tag: 'Images',
+  tags: ['Images'],
   summary: 'Resize, convert, compress and strip one image',
   description: `${IMAGE_DESCRIPTION}\n\n${examplesMarkdown()}`,
-  auth: true,
+  security: BEARER,
   body: imageRequestBody,
   querystring: IMAGE_QUERY,
-  success: {
-    status: 200,
-    description: 'The processed image bytes.',
-    content: imageContent,
-    headers: [
+  response: {
+    ...success(200, 'The processed image bytes.', imageContent, [
       'X-Service-Output-Format',
       'X-Service-Output-Bytes',
       'X-Service-Output-Width',
@@ -131,24 +156,7 @@ export const IMAGE_ROUTE_DOC: RouteDoc = {
       'X-Service-Quota-Remaining',
       'X-Service-Quality-Score',
       'X-Service-Max-Bytes-Met',
-    ],
+    ]),
+    ...errorAnswers(IMAGE_ERRORS, { auth: true }),
   },
-  errors: [
-    'invalid_operations',
-    'no_image',
-    'bad_upload',
-    'bad_url',
-    'bad_url_scheme',
-    'blocked_url',
-    'too_many_redirects',
-    'fetch_failed',
-    'fetch_timeout',
-    'image_too_large',
-    'process_timeout',
-    'unprocessable_image',
-    'quota_exceeded',
-    'busy',
-    'fetch_busy',
-    'store_unavailable',
-  ],
 };

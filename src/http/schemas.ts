@@ -1,11 +1,9 @@
-// The zod schemas of the JSON request and response bodies; routes validate with them, openapi.ts documents them.
+// The zod schemas of the JSON request and response bodies: Fastify validates and serializes with them, and the
+// OpenAPI document shows them. A body that breaks one is answered by the error handler (invalid_request, or the
+// code the route's config.fieldCodes gives the field).
 import { z } from 'zod';
 import { EMAIL_RULE, isAcceptedEmail } from '../accounts/email.ts';
 import { PAID_TIERS, TIERS } from '../config.ts';
-import type { PaidTier } from '../billing/tiers.ts';
-import type { ErrorCode } from '../errors.ts';
-import { invalidField } from './request-errors.ts';
-import { normaliseEmail } from '../store/accounts.ts';
 
 /** Trimmed, then checked by the one e-mail rule; the domain is lower-cased by the store's normaliseEmail. */
 const email = z
@@ -14,23 +12,37 @@ const email = z
   .refine(isAcceptedEmail, { error: EMAIL_RULE })
   .meta({ format: 'email', example: 'you@example.com' });
 
+/** An absent body (Fastify hands the validator null) reads as {}: the answer names the first missing field. */
+export const absentAsEmpty = (body: unknown) => body ?? {};
+
 /** POST /v1/signup */
-export const signupBodySchema = z.object({ email }).describe('The e-mail address to send the link to.');
+export const signupBodySchema = z.preprocess(
+  absentAsEmpty,
+  z.object({ email }).describe('The e-mail address to send the link to.'),
+);
 
 /** POST /v1/keys/recover */
-export const recoverBodySchema = z
-  .object({ email })
-  .describe('The e-mail address of the account whose key was lost.');
+export const recoverBodySchema = z.preprocess(
+  absentAsEmpty,
+  z.object({ email }).describe('The e-mail address of the account whose key was lost.'),
+);
 
-/** POST /v1/billing/checkout */
-export const checkoutBodySchema = z
-  .object({
-    tier: z.enum(PAID_TIERS as ['starter', 'growth', 'scale'], {
-      error: `must be one of ${PAID_TIERS.join(', ')}`,
-    }),
-    email,
-  })
-  .describe('The tier to buy and the e-mail address of the account.');
+/** The route config of checkout: a bad tier is invalid_tier, anything else invalid_request. */
+export const CHECKOUT_FIELD_CODES = { tier: 'invalid_tier' } as const;
+
+/** POST /v1/billing/checkout (JSON or form): a body that is not an object has no purchasable tier either, so
+ * invalid_tier (the route's code for `tier`) comes first, then invalid_request for a bad e-mail. */
+export const checkoutBodySchema = z.preprocess(
+  (body) => (body !== null && typeof body === 'object' ? body : {}),
+  z
+    .object({
+      tier: z.enum(PAID_TIERS as ['starter', 'growth', 'scale'], {
+        error: `must be one of ${PAID_TIERS.join(', ')}`,
+      }),
+      email,
+    })
+    .describe('The tier to buy and the e-mail address of the account.'),
+);
 
 export const messageResponseSchema = z.looseObject({ message: z.string() });
 
@@ -81,33 +93,3 @@ export const accountResponseSchema = z.looseObject({
 export const healthResponseSchema = z.looseObject({ status: z.string() });
 
 export const webhookResponseSchema = z.looseObject({ received: z.literal(true) });
-
-/**
- * Validates a JSON body with one of the schemas above; throws `code` (invalid_request by default, e.g.
- * invalid_tier for a bad tier) with a message naming the field.
- */
-export function parseBody<S extends z.ZodType>(
-  schema: S,
-  body: unknown,
-  codeByField: Record<string, ErrorCode> = {},
-): z.infer<S> {
-  const result = schema.safeParse(body ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const field = issue?.path.map(String).join('.') ?? '';
-  const code = codeByField[field] ?? 'invalid_request';
-  throw invalidField(code, field, issue?.message ?? 'is invalid');
-}
-
-/** The normalised e-mail of a signup or recover body (the documented schemas), or 400 invalid_request. */
-export function parseEmailBody(purpose: 'signup' | 'recover', body: unknown): string {
-  const schema = purpose === 'signup' ? signupBodySchema : recoverBodySchema;
-  return normaliseEmail(parseBody(schema, body).email);
-}
-
-/** The POST /v1/billing/checkout body (JSON or form): invalid_tier for anything but starter/growth/scale first,
- * then invalid_request for a bad e-mail. A body that is not an object has no purchasable tier either. */
-export function parseCheckoutRequest(body: unknown): { tier: PaidTier; email: string } {
-  const fields = body !== null && typeof body === 'object' ? body : {};
-  return parseBody(checkoutBodySchema, fields, { tier: 'invalid_tier' });
-}

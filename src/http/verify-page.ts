@@ -136,20 +136,22 @@ ${devNote}`,
 
 /** GET handler of a verify endpoint: the page for browsers, the JSON (which consumes the token) otherwise. */
 export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<VerifiedLink | string> => {
+  return async (
+    request: Pick<FastifyRequest, 'method' | 'headers'> & { query: { token?: string | string[] } },
+    reply: FastifyReply,
+  ): Promise<VerifiedLink | string> => {
     // The token travels in the address: keep it out of caches and out of Referer headers.
     reply
       .header('Cache-Control', 'no-store')
       .header('Vary', 'Accept')
       .header('Referrer-Policy', 'no-referrer');
     // HEAD (link checkers send it) is answered like the page: it must never consume the token.
+    const { token } = request.query;
     if (request.method === 'HEAD' || prefersHtml(request.headers.accept)) {
-      const { token } = request.query as { token?: unknown };
       const state = await linkState(ctx, purpose, token);
       reply.type('text/html; charset=utf-8').header('Content-Security-Policy', VERIFY_PAGE_CSP);
       return verifyPageHtml(purpose, state, ctx.config.devMailPage);
     }
-    const { token } = request.query as { token?: unknown };
     return verifyMagicLink(ctx, purpose, token);
   };
 }

@@ -1,5 +1,6 @@
 // @imgpipe/client (clients/js) against a real server on loopback, and checked against its /openapi.json.
 import { test } from 'node:test';
+import { readFile } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { ENDPOINTS, ERROR_CODES, IMAGE_HEADERS, ImgpipeClient, ImgpipeError } from '@imgpipe/client';
@@ -231,4 +232,12 @@ test('client cannot drift: its endpoints, error codes and image headers are the 
   assert.deepEqual([...ERROR_CODES].sort(), Object.keys(REGISTRY).sort(), 'and the server registry');
   const imageHeaders = Object.keys(doc.paths['/v1/image']?.post?.responses['200']?.headers ?? {});
   assert.deepEqual([...IMAGE_HEADERS].sort(), imageHeaders.sort());
+});
+
+test('client cannot drift: the ErrorCode type of index.d.ts names the codes ERROR_CODES lists, which are the server registry', async () => {
+  const types = await readFile(new URL('../../clients/js/index.d.ts', import.meta.url), 'utf8');
+  const union = /export type ErrorCode =([^;]+);/.exec(types)?.[1] ?? '';
+  const typed = [...union.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]);
+  assert.deepEqual([...typed].sort(), [...ERROR_CODES].sort());
+  assert.deepEqual([...ERROR_CODES].sort(), Object.keys(REGISTRY).sort());
 });

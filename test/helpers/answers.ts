@@ -3,27 +3,12 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.ts';
+import { IMAGE_STATUS_TABLE } from '../../src/http/openapi-image.ts';
 
-/** The codes of api.md "Status codes, POST /v1/image", word for word (internal_error excluded on purpose). */
-export const IMAGE_ENDPOINT_CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'missing_api_key',
-  'invalid_api_key',
-  'invalid_operations',
-  'no_image',
-  'bad_upload',
-  'image_too_large',
-  'bad_url',
-  'bad_url_scheme',
-  'blocked_url',
-  'too_many_redirects',
-  'fetch_failed',
-  'fetch_timeout',
-  'fetch_busy',
-  'busy',
-  'process_timeout',
-  'unprocessable_image',
-  'quota_exceeded',
-]);
+/** The codes of api.md "Status codes, POST /v1/image" (internal_error excluded on purpose). */
+export const IMAGE_ENDPOINT_CODES: ReadonlySet<string> = new Set<ErrorCode>(
+  IMAGE_STATUS_TABLE.filter((code) => code !== 'internal_error'),
+);
 
 export interface Answer {
   status: number;

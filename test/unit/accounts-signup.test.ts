@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hashMagicToken, generateMagicToken, looksLikeMagicToken } from '../../src/accounts/signup.ts';
-import { parseEmailBody } from '../../src/http/schemas.ts';
+import { parseEmailBody } from '../helpers/body-schema.ts';
 import { rateLimitSubject, secondsUntilWindowEnds, windowStartOf } from '../../src/accounts/rate-limit.ts';
 import { describeDuration, linkMail, verifyLink } from '../../src/mail/templates.ts';
 import { prefersHtml } from '../../src/http/verify-page.ts';

@@ -1,7 +1,7 @@
 // Pure billing logic: tiers from prices and statuses, the checkout body, SDK options, HTML escaping.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCheckoutRequest } from '../../src/http/schemas.ts';
+import { parseCheckoutRequest } from '../helpers/body-schema.ts';
 import { escapeHtml } from '../../src/pages/layout.ts';
 import { stripeConnectionOptions } from '../../src/billing/stripe-provider.ts';
 import {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkoutBodySchema, parseBody, signupBodySchema } from '../../src/http/schemas.ts';
+import { checkoutBodySchema, signupBodySchema } from '../../src/http/schemas.ts';
+import { parseBody } from '../helpers/body-schema.ts';
 import { ApiError } from '../../src/errors.ts';
 
 function codeOf(fn: () => unknown): string | undefined {

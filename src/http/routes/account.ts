@@ -12,17 +12,19 @@ import type { AppContext } from '../../context.ts';
 import { findDailyUsage, findUsage } from '../../store/usage.ts';
 import { findDeliveryUsage } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { routeSchema } from '../openapi.ts';
+import { success, BEARER, errorAnswers } from '../openapi.ts';
 import { accountResponseSchema } from '../schemas.ts';
 
-const ACCOUNT_SCHEMA = routeSchema({
+const ACCOUNT_SCHEMA = {
   operationId: 'getAccount',
-  tag: 'Accounts and keys',
+  tags: ['Accounts and keys'],
   summary: "The calling key's account: e-mail, tier, this month's quota and images per day",
-  auth: true,
-  success: { status: 200, description: 'The account.', schema: accountResponseSchema },
-  errors: ['store_unavailable'],
-});
+  security: BEARER,
+  response: {
+    ...success(200, 'The account.', accountResponseSchema),
+    ...errorAnswers(['store_unavailable'], { auth: true }),
+  },
+};
 
 export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   app.get(

@@ -2,57 +2,66 @@
 import formbody from '@fastify/formbody';
 import { checkCheckoutRate } from '../../accounts/rate-limit.ts';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { claimSessionKey, openPortal, startCheckout, type CheckoutDeps } from '../../billing/checkout.ts';
 import { renderPricingPage } from '../../pages/pricing.ts';
 import type { AppContext } from '../../context.ts';
 import { invalidJson } from '../request-errors.ts';
 import { SESSION_KEY_PAGE } from '../../pages/session-key.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { routeSchema } from '../openapi.ts';
+import { success, BEARER, errorAnswers } from '../openapi.ts';
 import {
+  CHECKOUT_FIELD_CODES,
   checkoutBodySchema,
-  parseCheckoutRequest,
   sessionKeyResponseSchema,
   urlResponseSchema,
 } from '../schemas.ts';
 
-const CHECKOUT_SCHEMA = routeSchema({
+const CHECKOUT_SCHEMA = {
   operationId: 'startCheckout',
-  tag: 'Billing',
+  tags: ['Billing'],
   summary: 'Start a hosted checkout for a paid tier',
   description:
     'A JSON body answers {url}; an HTML form post (the pricing page) is sent on to the checkout (303).',
   body: checkoutBodySchema,
-  success: { status: 200, description: 'The hosted checkout address.', schema: urlResponseSchema },
-  errors: ['invalid_tier', 'invalid_request', 'rate_limited', 'provider_unavailable', 'store_unavailable'],
-});
+  response: {
+    ...success(200, 'The hosted checkout address.', urlResponseSchema),
+    ...errorAnswers([
+      'invalid_tier',
+      'invalid_request',
+      'rate_limited',
+      'provider_unavailable',
+      'store_unavailable',
+    ]),
+  },
+};
 
-const SESSION_KEY_SCHEMA = routeSchema({
+const SESSION_KEY_SCHEMA = {
   operationId: 'checkoutSessionKey',
-  tag: 'Billing',
+  tags: ['Billing'],
   summary: 'After payment: the key, once, on the first successful checkout of the account',
-  params: {
-    type: 'object',
-    required: ['id'],
-    properties: { id: { type: 'string', description: 'Checkout session id.' } },
-  },
-  success: {
-    status: 200,
-    description:
+  params: z.object({ id: z.string().describe('Checkout session id.') }),
+  response: {
+    ...success(
+      200,
       'JSON for API clients: apiKey, or null (the account already has a key, or this key was already shown). A browser (Accept: text/html) gets a page that shows the key once with a copy button.',
-    schema: sessionKeyResponseSchema,
+      sessionKeyResponseSchema,
+    ),
+    ...errorAnswers(['session_not_found', 'payment_incomplete', 'provider_unavailable', 'store_unavailable']),
   },
-  errors: ['session_not_found', 'payment_incomplete', 'provider_unavailable', 'store_unavailable'],
-});
+};
 
-const PORTAL_SCHEMA = routeSchema({
+const PORTAL_SCHEMA = {
   operationId: 'openPortal',
-  tag: 'Billing',
+  tags: ['Billing'],
   summary: 'A customer-portal session: upgrade, downgrade, cancel, card update',
-  auth: true,
-  success: { status: 200, description: 'The portal session address.', schema: urlResponseSchema },
-  errors: ['no_billing_account', 'provider_unavailable', 'store_unavailable'],
-});
+  security: BEARER,
+  response: {
+    ...success(200, 'The portal session address.', urlResponseSchema),
+    ...errorAnswers(['no_billing_account', 'provider_unavailable', 'store_unavailable'], { auth: true }),
+  },
+};
 import { prefersHtml } from '../verify-page.ts';
 import { sessionNotFound } from '../../billing/errors.ts';
 
@@ -62,7 +71,8 @@ export function billingDeps(ctx: AppContext): CheckoutDeps {
 
 const MAX_SESSION_ID_LENGTH = 255;
 
-export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+export async function billingRoutes(scope: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  const app = scope.withTypeProvider<ZodTypeProvider>();
   const deps = billingDeps(ctx);
   // The pricing page posts plain HTML forms here.
   await app.register(formbody);
@@ -79,34 +89,34 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
   });
 
   const rule = { limit: ctx.config.signupRateLimit, windowSeconds: ctx.config.signupRateWindowSeconds };
-  app.post('/v1/billing/checkout', { schema: CHECKOUT_SCHEMA }, async (request, reply) => {
-    const { tier, email } = parseCheckoutRequest(request.body);
-    // Counted once the body is valid: what the limit protects is provider customers created with its e-mail.
-    await checkCheckoutRate(ctx.store.db, request.ip, rule);
-    const { url } = await startCheckout(deps, tier, email);
-    // A browser form (the pricing page) is sent on to the checkout; API clients get the URL as JSON.
-    if (request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
-      return reply.redirect(url, 303);
-    }
-    return { url };
-  });
-
-  app.get<{ Params: { id: string } }>(
-    '/v1/billing/session/:id/key',
-    { schema: SESSION_KEY_SCHEMA },
+  app.post(
+    '/v1/billing/checkout',
+    { config: { fieldCodes: CHECKOUT_FIELD_CODES }, schema: CHECKOUT_SCHEMA },
     async (request, reply) => {
-      reply
-        .header('Cache-Control', 'no-store')
-        .header('Vary', 'Accept')
-        .header('Referrer-Policy', 'no-referrer');
-      // A browser (the provider's redirect) gets the page, whose script asks for the JSON: API clients keep the JSON.
-      if (prefersHtml(request.headers.accept))
-        return reply.type('text/html; charset=utf-8').send(SESSION_KEY_PAGE);
-      const { id } = request.params;
-      if (id.length > MAX_SESSION_ID_LENGTH) throw sessionNotFound();
-      return claimSessionKey(deps, id);
+      const { tier, email } = request.body;
+      // Counted once the body is valid: what the limit protects is provider customers created with its e-mail.
+      await checkCheckoutRate(ctx.store.db, request.ip, rule);
+      const { url } = await startCheckout(deps, tier, email);
+      // A browser form (the pricing page) is sent on to the checkout; API clients get the URL as JSON.
+      if (request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+        return reply.redirect(url, 303);
+      }
+      return { url };
     },
   );
+
+  app.get('/v1/billing/session/:id/key', { schema: SESSION_KEY_SCHEMA }, async (request, reply) => {
+    reply
+      .header('Cache-Control', 'no-store')
+      .header('Vary', 'Accept')
+      .header('Referrer-Policy', 'no-referrer');
+    // A browser (the provider's redirect) gets the page, whose script asks for the JSON: API clients keep the JSON.
+    if (prefersHtml(request.headers.accept))
+      return reply.type('text/html; charset=utf-8').send(SESSION_KEY_PAGE);
+    const { id } = request.params;
+    if (id.length > MAX_SESSION_ID_LENGTH) throw sessionNotFound();
+    return claimSessionKey(deps, id);
+  });
 
   app.post('/v1/billing/portal', { onRequest: requireApiKey(ctx), schema: PORTAL_SCHEMA }, async (request) =>
     openPortal(deps, accountOf(request).accountId),

@@ -2,7 +2,9 @@
 // cache or processed once per key (a unit per miss); and the Bearer endpoints that manage an account's secret
 // and allowed origins.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { absentAsEmpty } from '../schemas.ts';
 import { quotaLimitForTier, reserveQuotaUnit } from '../../accounts/quota.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
@@ -24,9 +26,8 @@ import type { DeliverySigner } from '../../store/delivery.ts';
 import { findDeliverySigner } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { runImageJob } from '../image-job.ts';
-import { routeSchema, type RouteDoc } from '../openapi.ts';
+import { success, BEARER, errorAnswers } from '../openapi.ts';
 import { countQuotaUnit } from '../count-quota-unit.ts';
-import { parseBody } from '../schemas.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
@@ -39,64 +40,61 @@ Vary: Accept. A result is cached per instance (DELIVERY_CACHE_BYTES); a miss cou
 304 none. Answers carry Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong
 ETag, and X-Service-Cache: hit or miss. See docs/delivery.md.`;
 
-const DELIVERY_DOC: RouteDoc = {
+const DELIVERY_SCHEMA = {
   operationId: 'deliverImage',
-  tag: 'Images',
+  tags: ['Images'],
   summary: 'A signed delivery URL: the processed image, cached',
   description: DELIVERY_DESCRIPTION,
-  params: {
-    type: 'object',
-    properties: {
-      accountId: { type: 'string', description: 'The account id (GET /v1/delivery shows it).' },
-      '*': {
-        type: 'string',
-        description:
-          '<signature>/<options…>/<source>, e.g. Ab9…/w:800/f:auto/https%3A%2F%2Fcdn.example.com%2Fa.jpg',
-      },
-    },
+  params: z.object({
+    accountId: z.string().describe('The account id (GET /v1/delivery shows it).'),
+    '*': z
+      .string()
+      .describe(
+        '<signature>/<options…>/<source>, e.g. Ab9…/w:800/f:auto/https%3A%2F%2Fcdn.example.com%2Fa.jpg',
+      ),
+  }),
+  // Lower-case: Fastify matches a zod headers schema against Node's lower-cased header names.
+  headers: z.looseObject({
+    accept: z
+      .string()
+      .optional()
+      .describe('Chooses the format of f:auto (image/avif, image/webp, else JPEG/PNG).'),
+    'if-none-match': z
+      .string()
+      .optional()
+      .describe('An ETag from an earlier answer: 304 when it still matches.'),
+  }),
+  response: {
+    ...success(
+      200,
+      'The image (304 without a body when If-None-Match names its ETag).',
+      { 'image/*': { schema: z.string().meta({ format: 'binary' }) } },
+      [
+        'X-Service-Output-Format',
+        'X-Service-Output-Bytes',
+        'X-Service-Output-Width',
+        'X-Service-Output-Height',
+        'X-Service-Operations',
+        'Cache-Control',
+        'ETag',
+        'Vary',
+        'X-Service-Cache',
+      ],
+    ),
+    ...errorAnswers([
+      'invalid_url_signature',
+      'url_expired',
+      'origin_not_allowed',
+      'invalid_operations',
+      ...URL_SOURCE_ERRORS,
+      'busy',
+      'image_too_large',
+      'process_timeout',
+      'unprocessable_image',
+      'quota_exceeded',
+      'store_unavailable',
+    ]),
   },
-  headers: {
-    type: 'object',
-    properties: {
-      Accept: {
-        type: 'string',
-        description: 'Chooses the format of f:auto (image/avif, image/webp, else JPEG/PNG).',
-      },
-      'If-None-Match': {
-        type: 'string',
-        description: 'An ETag from an earlier answer: 304 when it still matches.',
-      },
-    },
-  },
-  success: {
-    status: 200,
-    description: 'The image (304 without a body when If-None-Match names its ETag).',
-    content: { 'image/*': { schema: { type: 'string', format: 'binary' } } },
-    headers: [
-      'X-Service-Output-Format',
-      'X-Service-Output-Bytes',
-      'X-Service-Output-Width',
-      'X-Service-Output-Height',
-      'X-Service-Operations',
-      'Cache-Control',
-      'ETag',
-      'Vary',
-      'X-Service-Cache',
-    ],
-  },
-  errors: [
-    'invalid_url_signature',
-    'url_expired',
-    'origin_not_allowed',
-    'invalid_operations',
-    ...URL_SOURCE_ERRORS,
-    'busy',
-    'image_too_large',
-    'process_timeout',
-    'unprocessable_image',
-    'quota_exceeded',
-    'store_unavailable',
-  ],
 };
 
 const settingsSchema = z.looseObject({
@@ -126,48 +124,61 @@ const secretSchema = z.looseObject({
 
 const MAX_ORIGINS = 50;
 
-const originsBodySchema = z
-  .object({
-    origins: z
-      .array(
-        z
-          .string()
-          .refine((o) => /^https?:\/\//i.test(o) && sourceOrigin(o) === o.replace(/\/$/, '').toLowerCase(), {
-            error: 'each must be an origin such as https://images.example.com (scheme, host, optional port)',
-          }),
-      )
-      .max(MAX_ORIGINS, { error: `at most ${MAX_ORIGINS} origins` }),
-  })
-  .describe('The origins delivery URLs of this account may fetch from; [] allows any.');
+const originsBodySchema = z.preprocess(
+  absentAsEmpty,
+  z
+    .object({
+      origins: z
+        .array(
+          z
+            .string()
+            .refine(
+              (o) => /^https?:\/\//i.test(o) && sourceOrigin(o) === o.replace(/\/$/, '').toLowerCase(),
+              {
+                error:
+                  'each must be an origin such as https://images.example.com (scheme, host, optional port)',
+              },
+            ),
+        )
+        .max(MAX_ORIGINS, { error: `at most ${MAX_ORIGINS} origins` }),
+    })
+    .describe('The origins delivery URLs of this account may fetch from; [] allows any.'),
+);
 
-const SECRET_DOC: RouteDoc = {
+const SECRET_SCHEMA = {
   operationId: 'rotateDeliverySecret',
-  tag: 'Accounts and keys',
+  tags: ['Accounts and keys'],
   summary: 'Create or rotate the delivery URL signing secret, shown once',
   description:
     'The first call creates the secret; each later call replaces it, and the replaced one keeps verifying for DELIVERY_SECRET_GRACE_SECONDS (default one day), so pages signed with it keep working while you deploy the new one.',
-  auth: true,
-  success: { status: 200, description: 'The new secret.', schema: secretSchema },
-  errors: ['store_unavailable'],
+  security: BEARER,
+  response: {
+    ...success(200, 'The new secret.', secretSchema),
+    ...errorAnswers(['store_unavailable'], { auth: true }),
+  },
 };
 
-const SETTINGS_DOC: RouteDoc = {
+const SETTINGS_SCHEMA = {
   operationId: 'getDelivery',
-  tag: 'Accounts and keys',
+  tags: ['Accounts and keys'],
   summary: "The account's delivery URL settings (never the secret)",
-  auth: true,
-  success: { status: 200, description: 'The settings.', schema: settingsSchema },
-  errors: ['store_unavailable'],
+  security: BEARER,
+  response: {
+    ...success(200, 'The settings.', settingsSchema),
+    ...errorAnswers(['store_unavailable'], { auth: true }),
+  },
 };
 
-const ORIGINS_DOC: RouteDoc = {
+const ORIGINS_SCHEMA = {
   operationId: 'setDeliveryOrigins',
-  tag: 'Accounts and keys',
+  tags: ['Accounts and keys'],
   summary: 'Restrict the sources of delivery URLs to a list of origins',
-  auth: true,
+  security: BEARER,
   body: originsBodySchema,
-  success: { status: 200, description: 'The settings.', schema: settingsSchema },
-  errors: ['invalid_request', 'store_unavailable'],
+  response: {
+    ...success(200, 'The settings.', settingsSchema),
+    ...errorAnswers(['invalid_request', 'store_unavailable'], { auth: true }),
+  },
 };
 
 function settingsView(ctx: AppContext, accountId: string, signer: DeliverySigner | undefined) {
@@ -271,9 +282,10 @@ function answer(
     .send(result.data);
 }
 
-export async function deliveryRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  const app = scope.withTypeProvider<ZodTypeProvider>();
   // The pattern has a parameter so the request log shows the pattern, never a signed URL (a capability).
-  app.get('/v1/u/:accountId/*', { schema: routeSchema(DELIVERY_DOC) }, async (request, reply) => {
+  app.get('/v1/u/:accountId/*', { schema: DELIVERY_SCHEMA }, async (request, reply) => {
     // Every error (403, 429, 503…) stays out of shared caches; an image's answer replaces this.
     reply.header('Cache-Control', 'no-store');
     const path = splitDeliveryPath(request.url);
@@ -301,13 +313,13 @@ export async function deliveryRoutes(app: FastifyInstance, { ctx }: { ctx: AppCo
     return answer(ctx, request, reply, result, delivery, fresh ? 'miss' : 'hit');
   });
 
-  await app.register(async (scope) => {
+  await app.register(async (noBody) => {
     // Rotation takes no body: whatever a client sends is ignored.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
-    scope.post(
+    noBody.removeAllContentTypeParsers();
+    noBody.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
+    noBody.post(
       '/v1/delivery/secret',
-      { onRequest: requireApiKey(ctx), schema: routeSchema(SECRET_DOC) },
+      { onRequest: requireApiKey(ctx), schema: SECRET_SCHEMA },
       async (request, reply) => {
         const { accountId } = accountOf(request);
         const made = await rotateSecret(ctx.store.db, accountId, ctx.config.delivery.secretGraceSeconds);
@@ -319,7 +331,7 @@ export async function deliveryRoutes(app: FastifyInstance, { ctx }: { ctx: AppCo
 
   app.get(
     '/v1/delivery',
-    { onRequest: requireApiKey(ctx), schema: routeSchema(SETTINGS_DOC) },
+    { onRequest: requireApiKey(ctx), schema: SETTINGS_SCHEMA },
     async (request, reply) => {
       const { accountId } = accountOf(request);
       reply.header('Cache-Control', 'no-store');
@@ -329,10 +341,10 @@ export async function deliveryRoutes(app: FastifyInstance, { ctx }: { ctx: AppCo
 
   app.put(
     '/v1/delivery/origins',
-    { onRequest: requireApiKey(ctx), schema: routeSchema(ORIGINS_DOC) },
+    { onRequest: requireApiKey(ctx), schema: ORIGINS_SCHEMA },
     async (request, reply) => {
       const { accountId } = accountOf(request);
-      const { origins } = parseBody(originsBodySchema, request.body);
+      const { origins } = request.body;
       const normalised = [...new Set(origins.map((o) => sourceOrigin(o) as string))];
       await replaceAllowedOrigins(ctx.store.db, accountId, normalised);
       reply.header('Cache-Control', 'no-store');

@@ -2,6 +2,8 @@
 // Pay and every portal change deliver their signed events to the same handler as POST /v1/billing/webhook.
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { receiveProviderEvent } from '../../billing/events.ts';
 import { LocalProvider, type SignedEvent } from '../../billing/local-provider.ts';
 import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../billing/pages.ts';
@@ -10,14 +12,20 @@ import type { AppContext } from '../../context.ts';
 import { billingDeps } from './billing.ts';
 import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billing/errors.ts';
 
-type IdParams = { Params: { id: string } };
-type TokenParams = { Params: { token: string } };
-type PortalParams = TokenParams & { Querystring: { changed?: string } };
+// Pages of the local provider only, kept out of the document; asTier decides what a tier field holds.
+const ID = { hide: true, params: z.object({ id: z.string() }) };
+const TOKEN = { hide: true, params: z.object({ token: z.string() }) };
+const PORTAL = { ...TOKEN, querystring: z.object({ changed: z.unknown() }) };
+const TIER_FORM = {
+  ...TOKEN,
+  body: z.preprocess((b) => (b !== null && typeof b === 'object' ? b : {}), z.object({ tier: z.unknown() })),
+};
 
 const asTier = (value: unknown): Tier | undefined =>
   typeof value === 'string' && TIERS.includes(value as Tier) ? (value as Tier) : undefined;
 
-export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+export async function devBillingRoutes(scope: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  const app = scope.withTypeProvider<ZodTypeProvider>();
   const provider = ctx.billing;
   if (!(provider instanceof LocalProvider)) throw new Error('dev billing pages need the local provider');
   const deps = billingDeps(ctx);
@@ -29,19 +37,19 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
   };
   provider.deliverEventsTo((event) => deliver([event]));
 
-  app.get<IdParams>('/dev/billing/checkout/:id', async (request, reply) => {
+  app.get('/dev/billing/checkout/:id', { schema: ID }, async (request, reply) => {
     const view = await provider.describeCheckout(request.params.id);
     if (!view) throw sessionNotFound(request.params.id);
     return reply.type('text/html; charset=utf-8').send(renderLocalCheckoutPage(view));
   });
 
-  app.post<IdParams>('/dev/billing/checkout/:id/pay', async (request, reply) => {
+  app.post('/dev/billing/checkout/:id/pay', { schema: ID }, async (request, reply) => {
     const { id } = request.params;
     await deliver(await provider.payCheckout(id));
     return reply.redirect(`/v1/billing/session/${encodeURIComponent(id)}/key`, 303);
   });
 
-  app.get<PortalParams>('/dev/billing/portal/:token', async (request, reply) => {
+  app.get('/dev/billing/portal/:token', { schema: PORTAL }, async (request, reply) => {
     const view = await provider.describePortal(request.params.token);
     if (!view) throw portalSessionNotFound();
     const changed = asTier(request.query.changed);
@@ -50,8 +58,8 @@ export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: App
       .send(renderLocalPortalPage(request.params.token, view, ctx.config.quotas, changed));
   });
 
-  app.post<TokenParams>('/dev/billing/portal/:token/tier', async (request, reply) => {
-    const tier = asTier((request.body as { tier?: unknown } | undefined)?.tier);
+  app.post('/dev/billing/portal/:token/tier', { schema: TIER_FORM }, async (request, reply) => {
+    const tier = asTier(request.body.tier);
     if (!tier) throw invalidTier([...PAID_TIERS, 'free']);
     const { token } = request.params;
     await deliver(await provider.changeTier(token, tier));

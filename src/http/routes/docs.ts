@@ -5,31 +5,25 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { assetNotFound } from '../request-errors.ts';
-import { openApiDocument, routeSchema } from '../openapi.ts';
+import { z } from 'zod';
+import { success, errorAnswers, openApiDocument } from '../openapi.ts';
 
-const OPENAPI_SCHEMA = routeSchema({
+const OPENAPI_SCHEMA = {
   operationId: 'openapi',
-  tag: 'Operations',
+  tags: ['Operations'],
   summary: 'This document',
-  success: {
-    status: 200,
-    description: 'OpenAPI 3.1.',
-    content: { 'application/json': { schema: { type: 'object' } } },
-  },
-  errors: [],
-});
+  response: { ...success(200, 'OpenAPI 3.1.', z.looseObject({})), ...errorAnswers([]) },
+};
 
-const DOCS_SCHEMA = routeSchema({
+const DOCS_SCHEMA = {
   operationId: 'docs',
-  tag: 'Operations',
+  tags: ['Operations'],
   summary: 'Human-readable API reference rendered from this document',
-  success: {
-    status: 200,
-    description: 'HTML page.',
-    content: { 'text/html': { schema: { type: 'string' } } },
+  response: {
+    ...success(200, 'HTML page.', { 'text/html': { schema: z.string() } }),
+    ...errorAnswers([]),
   },
-  errors: [],
-});
+};
 import { STATIC_DIR } from './playground.ts';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

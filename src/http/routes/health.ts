@@ -3,24 +3,22 @@ import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { storeUnavailable } from '../../errors.ts';
-import { routeSchema } from '../openapi.ts';
+import { success, errorAnswers } from '../openapi.ts';
 import { healthResponseSchema } from '../schemas.ts';
 
-const HEALTH_SCHEMA = routeSchema({
+const HEALTH_SCHEMA = {
   operationId: 'health',
-  tag: 'Operations',
+  tags: ['Operations'],
   summary: 'Liveness: 200 while the process serves',
-  success: { status: 200, description: 'Serving.', schema: healthResponseSchema },
-  errors: [],
-});
+  response: { ...success(200, 'Serving.', healthResponseSchema), ...errorAnswers([]) },
+};
 
-const READY_SCHEMA = routeSchema({
+const READY_SCHEMA = {
   operationId: 'ready',
-  tag: 'Operations',
+  tags: ['Operations'],
   summary: 'Readiness: 200 when the store answers, else 503',
-  success: { status: 200, description: 'Ready.', schema: healthResponseSchema },
-  errors: ['store_unavailable'],
-});
+  response: { ...success(200, 'Ready.', healthResponseSchema), ...errorAnswers(['store_unavailable']) },
+};
 
 export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok' }));

@@ -10,7 +10,7 @@ import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/pro
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageProbeRequest } from '../image-request.ts';
 import { IMAGE_INFO_BODY } from '../openapi-image.ts';
-import { routeSchema, type RouteDoc } from '../openapi.ts';
+import { BEARER, errorAnswers, success } from '../openapi.ts';
 import { acceptRawImageBodies } from '../raw-image-body.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
@@ -47,9 +47,9 @@ const infoResponseSchema = z.object({
     .describe('With operations: what POST /v1/image would write (computed, no pixel processed).'),
 });
 
-export const IMAGE_INFO_DOC: RouteDoc = {
+const IMAGE_INFO_SCHEMA = {
   operationId: 'imageInfo',
-  tag: 'Images',
+  tags: ['Images'],
   summary: "Probe an image's header: format, size, orientation, frames, profile; counts no quota",
   description: `Takes the same forms as POST /v1/image (multipart \`image\`, a \`url\`, or the raw body) with the same key,
 reads only the image's header and answers JSON. With \`operations\` (optional here) it also answers the output's format,
@@ -57,7 +57,7 @@ size and frames that POST /v1/image would produce, without processing a pixel. C
 to INFO_RATE_LIMIT calls per minute per key (429 rate_limited with Retry-After). A url is fetched under every rule of
 POST /v1/image (SSRF guard, redirects, size and time limits). With operations, an image POST /v1/image would refuse for
 its pixels or frames is 413 image_too_large here too.`,
-  auth: true,
+  security: BEARER,
   body: IMAGE_INFO_BODY,
   querystring: {
     type: 'object',
@@ -65,17 +65,22 @@ its pixels or frames is 413 image_too_large here too.`,
       operations: { type: 'string', description: 'The operations JSON, URL-encoded, for the raw-body form.' },
     },
   },
-  success: { status: 200, description: "The image's header facts.", schema: infoResponseSchema },
-  errors: [
-    'invalid_operations',
-    'no_image',
-    'bad_upload',
-    ...URL_SOURCE_ERRORS,
-    'image_too_large',
-    'unprocessable_image',
-    'rate_limited',
-    'store_unavailable',
-  ],
+  response: {
+    ...success(200, "The image's header facts.", infoResponseSchema),
+    ...errorAnswers(
+      [
+        'invalid_operations',
+        'no_image',
+        'bad_upload',
+        ...URL_SOURCE_ERRORS,
+        'image_too_large',
+        'unprocessable_image',
+        'rate_limited',
+        'store_unavailable',
+      ],
+      { auth: true },
+    ),
+  },
 };
 
 export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
@@ -85,7 +90,7 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
     {
       onRequest: requireApiKey(ctx),
       config: { badBodyCode: 'bad_upload' },
-      schema: routeSchema(IMAGE_INFO_DOC),
+      schema: IMAGE_INFO_SCHEMA,
     },
     async (request) => {
       await checkInfoRate(ctx.store.db, accountOf(request).accountId, config.infoRateLimit);

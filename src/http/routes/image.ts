@@ -14,12 +14,9 @@ import { observeFetch } from '../../metrics.ts';
 import { runImageJob } from '../image-job.ts';
 import { readImageRequest } from '../image-request.ts';
 import { countQuotaUnit } from '../count-quota-unit.ts';
-import { routeSchema } from '../openapi.ts';
 import { methodNotAllowed } from '../request-errors.ts';
-import { IMAGE_ROUTE_DOC } from '../openapi-image.ts';
+import { IMAGE_SCHEMA } from '../openapi-image.ts';
 import { acceptRawImageBodies } from '../raw-image-body.ts';
-
-const IMAGE_SCHEMA = routeSchema(IMAGE_ROUTE_DOC);
 
 /**
  * Settles the reserved unit exactly once: counted when a 200 was delivered, refunded on an error or when the

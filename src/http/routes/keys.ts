@@ -1,60 +1,57 @@
 // POST /v1/keys/rotate (Bearer), POST /v1/keys/recover and GET /v1/keys/recover/verify.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { generateApiKey, hashApiKey, parseBearerToken } from '../../accounts/api-key.ts';
 import type { AppContext } from '../../context.ts';
 import { invalidApiKey } from '../../accounts/errors.ts';
 import { replaceActiveKey, revokeKeyByHash } from '../../store/keys.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { verifyHandler } from '../verify-page.ts';
-import { routeSchema, type RouteDoc } from '../openapi.ts';
+import { success, BEARER, errorAnswers } from '../openapi.ts';
 import { apiKeyResponseSchema, messageResponseSchema, recoverBodySchema } from '../schemas.ts';
-import { linkRequestHandler, TOKEN_ERRORS, TOKEN_QUERY } from './signup.ts';
+import { linkRequestHandler, linkRequestLimit, TOKEN_ERRORS, TOKEN_QUERY } from './signup.ts';
 
-const ROTATE_DOC: RouteDoc = {
+const ROTATE_SCHEMA = {
   operationId: 'rotateKey',
-  tag: 'Accounts and keys',
+  tags: ['Accounts and keys'],
   summary: 'Revoke the calling key and return a new one, once',
-  auth: true,
-  success: {
-    status: 200,
-    description: 'The new key; the old one stops working at once.',
-    schema: apiKeyResponseSchema,
+  security: BEARER,
+  response: {
+    ...success(200, 'The new key; the old one stops working at once.', apiKeyResponseSchema),
+    ...errorAnswers(['store_unavailable'], { auth: true }),
   },
-  errors: ['store_unavailable'],
 };
 
-const RECOVER_DOC: RouteDoc = {
+const RECOVER_SCHEMA = {
   operationId: 'recoverKey',
-  tag: 'Accounts and keys',
+  tags: ['Accounts and keys'],
   summary: 'Lost key: e-mails a single-use recovery link',
   description:
     'Always 202 with the same body, whether or not the account exists. Rate-limited per client IP.',
   body: recoverBodySchema,
-  success: {
-    status: 202,
-    description: 'The link is on its way (if the account exists).',
-    schema: messageResponseSchema,
+  response: {
+    ...success(202, 'The link is on its way (if the account exists).', messageResponseSchema),
+    ...errorAnswers(['invalid_request', 'rate_limited', 'store_unavailable']),
   },
-  errors: ['invalid_request', 'rate_limited', 'store_unavailable'],
 };
 
-const VERIFY_RECOVERY_DOC: RouteDoc = {
+const VERIFY_RECOVERY_SCHEMA = {
   operationId: 'verifyRecovery',
-  tag: 'Accounts and keys',
+  tags: ['Accounts and keys'],
   summary: "Open the recovery link: revokes the account's key and returns a new one, once",
   querystring: TOKEN_QUERY,
-  success: { status: 200, description: 'The new key.', schema: apiKeyResponseSchema },
-  errors: TOKEN_ERRORS,
+  response: { ...success(200, 'The new key.', apiKeyResponseSchema), ...errorAnswers(TOKEN_ERRORS) },
 };
 
 export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   await app.register(rotateRoute, { ctx });
-  app.post('/v1/keys/recover', { schema: routeSchema(RECOVER_DOC) }, linkRequestHandler(ctx, 'recover'));
-  app.get(
-    '/v1/keys/recover/verify',
-    { schema: routeSchema(VERIFY_RECOVERY_DOC) },
-    verifyHandler(ctx, 'recover'),
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  routes.post(
+    '/v1/keys/recover',
+    { ...linkRequestLimit(ctx), schema: RECOVER_SCHEMA },
+    linkRequestHandler(ctx, 'recover'),
   );
+  routes.get('/v1/keys/recover/verify', { schema: VERIFY_RECOVERY_SCHEMA }, verifyHandler(ctx, 'recover'));
 }
 
 /** Rotation takes no body; its own scope ignores whatever a client sends (e.g. an empty JSON body). */
@@ -63,7 +60,7 @@ async function rotateRoute(app: FastifyInstance, { ctx }: { ctx: AppContext }): 
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
   app.post(
     '/v1/keys/rotate',
-    { onRequest: requireApiKey(ctx), schema: routeSchema(ROTATE_DOC) },
+    { onRequest: requireApiKey(ctx), schema: ROTATE_SCHEMA },
     async (request, reply) => {
       const account = accountOf(request);
       const oldHash = hashApiKey(parseBearerToken(request.headers.authorization) ?? '');

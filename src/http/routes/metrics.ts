@@ -1,19 +1,18 @@
 // GET /metrics: the Prometheus text exposition of this instance's registry.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { routeSchema } from '../openapi.ts';
+import { z } from 'zod';
+import { success, errorAnswers } from '../openapi.ts';
 
-const METRICS_SCHEMA = routeSchema({
+const METRICS_SCHEMA = {
   operationId: 'metrics',
-  tag: 'Operations',
+  tags: ['Operations'],
   summary: 'Prometheus metrics of this instance',
-  success: {
-    status: 200,
-    description: 'Prometheus text exposition format.',
-    content: { 'text/plain': { schema: { type: 'string' } } },
+  response: {
+    ...success(200, 'Prometheus text exposition format.', { 'text/plain': { schema: z.string() } }),
+    ...errorAnswers([]),
   },
-  errors: [],
-});
+};
 
 export async function metricsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   app.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) => {

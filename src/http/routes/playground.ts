@@ -5,20 +5,19 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ACCOUNT_PAGE } from '../../pages/account.ts';
-import { routeSchema } from '../openapi.ts';
+import { z } from 'zod';
+import { success, errorAnswers } from '../openapi.ts';
 import { repositoryPath } from '../../paths.ts';
 
-const PLAYGROUND_SCHEMA = routeSchema({
+const PLAYGROUND_SCHEMA = {
   operationId: 'playground',
-  tag: 'Operations',
+  tags: ['Operations'],
   summary: 'Playground: try POST /v1/image in the browser',
-  success: {
-    status: 200,
-    description: 'HTML page.',
-    content: { 'text/html': { schema: { type: 'string' } } },
+  response: {
+    ...success(200, 'HTML page.', { 'text/html': { schema: z.string() } }),
+    ...errorAnswers([]),
   },
-  errors: [],
-});
+};
 
 export const STATIC_DIR = repositoryPath('src/http/static/');
 
