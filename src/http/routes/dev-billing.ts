@@ -15,10 +15,13 @@ import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billi
 // Pages of the local provider only, kept out of the document; asTier decides what a tier field holds.
 const ID = { hide: true, params: z.object({ id: z.string() }) };
 const TOKEN = { hide: true, params: z.object({ token: z.string() }) };
-const PORTAL = { ...TOKEN, querystring: z.object({ changed: z.unknown() }) };
+const PORTAL = { ...TOKEN, querystring: z.object({ changed: z.unknown().optional() }) };
 const TIER_FORM = {
   ...TOKEN,
-  body: z.preprocess((b) => (b !== null && typeof b === 'object' ? b : {}), z.object({ tier: z.unknown() })),
+  body: z.preprocess(
+    (b) => (b !== null && typeof b === 'object' ? b : {}),
+    z.object({ tier: z.unknown().optional() }),
+  ),
 };
 
 const asTier = (value: unknown): Tier | undefined =>
