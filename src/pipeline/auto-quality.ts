@@ -96,6 +96,7 @@ export interface QualityModel {
 /**
  * The lowest integer quality whose sample score reaches `target`: a secant search from the model's start, at most
  * `maxProbes` encodes, keeping the best bracket [below target, at or above target] and interpolating inside it.
+ * A probe that lands within `tolerance` of the target ends the search: the last step follows the model's slope.
  */
 export async function searchQuality(
   sample: ScoredSample,
@@ -103,6 +104,7 @@ export async function searchQuality(
   model: QualityModel,
   codec: SampleCodec,
   maxProbes = 3,
+  tolerance = 0,
 ): Promise<QualitySearchResult> {
   const clamp = (q: number) => Math.max(model.min, Math.min(model.max, Math.round(q)));
   const scores = new Map<number, number>();
@@ -121,7 +123,7 @@ export async function searchQuality(
   let q = clamp(model.start(target));
   let s = await score(q);
   let slope = model.slope;
-  while (scores.size < maxProbes) {
+  while (scores.size < maxProbes && Math.abs(s - target) > tolerance) {
     const next = step(q, (target - s) / slope);
     if (next === q || scores.has(next)) break;
     const sNext = await score(next);

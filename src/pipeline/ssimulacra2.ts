@@ -258,11 +258,25 @@ function cbrt(x: number): number {
   return lo + (CBRT_TABLE[i + 1]! - lo) * (at - i);
 }
 
-/** Linear sRGB → XYB, rescaled as the metric does (X·14+0.42, Y+0.01, B−Y+0.55). */
-function toXyb(img: Linear, out: Planes = newPlanes(img.width * img.height)): Planes {
+/**
+ * Linear sRGB → XYB, rescaled as the metric does (X·14+0.42, Y+0.01, B−Y+0.55). `onlyY`: where X and B weigh
+ * nothing (the finest scale, the largest), their planes are left as they are and one cube root of three is saved.
+ */
+function toXyb(img: Linear, out: Planes = newPlanes(img.width * img.height), onlyY = false): Planes {
   const n = img.width * img.height;
   const [r, g, b] = img.planes;
   const [X, Y, B] = out;
+  if (onlyY) {
+    for (let i = 0; i < n; i++) {
+      const ri = r[i]!,
+        gi = g[i]!,
+        bi = b[i]!;
+      const m0 = cbrt(0.3 * ri + 0.622 * gi + 0.078 * bi + BIAS);
+      const m1 = cbrt(0.23 * ri + 0.692 * gi + 0.078 * bi + BIAS);
+      Y[i] = 0.5 * (m0 + m1) - CBRT_BIAS + 0.01;
+    }
+    return out;
+  }
   for (let i = 0; i < n; i++) {
     const ri = r[i]!,
       gi = g[i]!,
@@ -321,9 +335,9 @@ export class Ssimulacra2Reference {
     }
     for (const [scale, lin] of linears.entries()) {
       const blur = new Blur(lin.width, lin.height);
-      const xyb = toXyb(lin);
-      const n = lin.width * lin.height;
       const counts = [0, 1, 2].map((c) => weighs(c, scale, linears.length));
+      const xyb = toXyb(lin, undefined, !counts[0] && !counts[2]);
+      const n = lin.width * lin.height;
       const mu = xyb.map((plane, c) => (counts[c] ? blur.run(plane) : EMPTY));
       const sigma = xyb.map((plane, c) => {
         if (!counts[c]) return EMPTY;
@@ -355,7 +369,7 @@ export class Ssimulacra2Reference {
       const { blur } = ref;
       const n = blur.w * blur.h;
       const { mul, s22, s12, mu2 } = ref.work;
-      const x2 = toXyb(lin, ref.work.xyb);
+      const x2 = toXyb(lin, ref.work.xyb, !ref.counts[0] && !ref.counts[2]);
       const channels: number[][] = [];
       for (let c = 0; c < 3; c++) {
         if (!ref.counts[c]) {
