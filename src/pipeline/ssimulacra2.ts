@@ -181,14 +181,56 @@ class Blur {
     readonly w: number,
     readonly h: number,
   ) {
-    this.tmp = new Float32Array(w * h);
-    this.state = new Float32Array(w * 6);
+    const scratch = scratchOf(w, h);
+    this.tmp = scratch.blurTmp;
+    this.state = scratch.blurState;
   }
   run(src: Float32Array, out: Float32Array = new Float32Array(this.w * this.h)): Float32Array {
     blurRows(src, this.tmp, this.w, this.h);
     blurColumns(this.tmp, out, this.w, this.h, this.state);
     return out;
   }
+}
+
+/** The distorted side's buffers of one scale: filled completely before they are read, on every score(). */
+interface Scratch {
+  linear: Planes;
+  xyb: Planes;
+  mul: Float32Array;
+  s22: Float32Array;
+  s12: Float32Array;
+  mu2: Float32Array;
+  blurTmp: Float32Array;
+  blurState: Float32Array;
+}
+
+/**
+ * Scratch buffers by image size, shared by every reference of that size: the constructor and score() run without
+ * yielding, so no two of them use one at the same time, and a quality search stops allocating (and collecting)
+ * ten planes per scale per request. A few sizes are kept; a request with a new one starts the cache again.
+ */
+const SCRATCH = new Map<string, Scratch>();
+const SCRATCH_SIZES = 12;
+
+function scratchOf(w: number, h: number): Scratch {
+  const key = `${w}x${h}`;
+  let s = SCRATCH.get(key);
+  if (!s) {
+    if (SCRATCH.size >= SCRATCH_SIZES) SCRATCH.clear();
+    const n = w * h;
+    s = {
+      linear: newPlanes(n),
+      xyb: newPlanes(n),
+      mul: new Float32Array(n),
+      s22: new Float32Array(n),
+      s12: new Float32Array(n),
+      mu2: new Float32Array(n),
+      blurTmp: new Float32Array(n),
+      blurState: new Float32Array(w * 6),
+    };
+    SCRATCH.set(key, s);
+  }
+  return s;
 }
 
 interface Linear {
@@ -300,14 +342,7 @@ interface ReferenceScale {
   sigma: Float32Array[];
   blur: Blur;
   /** Buffers for the distorted side, reused by every score(). */
-  work: {
-    linear: Planes;
-    xyb: Planes;
-    mul: Float32Array;
-    s22: Float32Array;
-    s12: Float32Array;
-    mu2: Float32Array;
-  };
+  work: Scratch;
   /** Per channel: whether its maps weigh anything at this scale (see weighs). */
   counts: boolean[];
 }
@@ -326,18 +361,20 @@ export class Ssimulacra2Reference {
     this.height = original.height;
     // The scales first (the reference's rule: stop once the previous one is under 8 pixels), so that their
     // number, which places the weights, is known before any blur.
+    // The original's linear planes only live in here: they go in the distorted side's scratch planes.
     const linears: Linear[] = [];
-    let lin = toLinear(original);
+    let lin = toLinear(original, scratchOf(original.width, original.height).linear);
     for (let scale = 0; scale < SCALES; scale++) {
       if (lin.width < 8 || lin.height < 8) break;
-      if (scale > 0) lin = downsample(lin);
+      if (scale > 0) lin = downsample(lin, scratchOf(Math.ceil(lin.width / 2), Math.ceil(lin.height / 2)).linear);
       linears.push(lin);
     }
     for (const [scale, lin] of linears.entries()) {
       const blur = new Blur(lin.width, lin.height);
       const counts = [0, 1, 2].map((c) => weighs(c, scale, linears.length));
-      const xyb = toXyb(lin, undefined, !counts[0] && !counts[2]);
       const n = lin.width * lin.height;
+      const onlyY = !counts[0] && !counts[2];
+      const xyb = toXyb(lin, onlyY ? [EMPTY, new Float32Array(n), EMPTY] : newPlanes(n), onlyY);
       const mu = xyb.map((plane, c) => (counts[c] ? blur.run(plane) : EMPTY));
       const sigma = xyb.map((plane, c) => {
         if (!counts[c]) return EMPTY;
@@ -345,14 +382,7 @@ export class Ssimulacra2Reference {
         for (let i = 0; i < n; i++) sq[i] = plane[i]! * plane[i]!;
         return blur.run(sq, sq);
       });
-      const work = {
-        linear: newPlanes(n),
-        xyb: newPlanes(n),
-        mul: new Float32Array(n),
-        s22: new Float32Array(n),
-        s12: new Float32Array(n),
-        mu2: new Float32Array(n),
-      };
+      const work = scratchOf(lin.width, lin.height);
       this.scales.push({ xyb, mu, sigma, blur, work, counts });
     }
   }
