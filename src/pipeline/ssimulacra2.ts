@@ -366,7 +366,8 @@ export class Ssimulacra2Reference {
     let lin = toLinear(original, scratchOf(original.width, original.height).linear);
     for (let scale = 0; scale < SCALES; scale++) {
       if (lin.width < 8 || lin.height < 8) break;
-      if (scale > 0) lin = downsample(lin, scratchOf(Math.ceil(lin.width / 2), Math.ceil(lin.height / 2)).linear);
+      if (scale > 0)
+        lin = downsample(lin, scratchOf(Math.ceil(lin.width / 2), Math.ceil(lin.height / 2)).linear);
       linears.push(lin);
     }
     for (const [scale, lin] of linears.entries()) {
