@@ -127,3 +127,18 @@ test('searchQuality stops at the model maximum when the target is out of reach',
   const found = await searchQuality(sample, 90, MODEL, codec);
   assert.equal(found.quality, 100);
 });
+
+test('searchQuality stops after one encode when it lands within the tolerance, stepping along the model slope', async () => {
+  // The model starts at 80, where this line scores 87.5: 1.5 above a target of 86, within a tolerance of 2.
+  const { sample, codec, probes } = linearScores((q) => 47.5 + 0.5 * q);
+  const found = await searchQuality(sample, 86, MODEL, codec, 3, 2);
+  assert.deepEqual(probes, [80]);
+  assert.equal(found.quality, 77);
+});
+
+test('searchQuality keeps probing when the first encode lands beyond the tolerance', async () => {
+  const { sample, codec, probes } = linearScores((q) => 40 + 0.6 * q);
+  const found = await searchQuality(sample, 76, MODEL, codec, 3, 2);
+  assert.ok(probes.length > 1, `${probes.length} encodes`);
+  assert.equal(found.quality, 60);
+});
