@@ -142,7 +142,7 @@ function blurRows(src: Float32Array, dst: Float32Array, w: number, h: number): v
 }
 
 /** Vertical pass, a row at a time with one filter state per column (sequential memory access). */
-function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, state: Float32Array): void {
+function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, state: Float64Array): void {
   const N = GAUSS.radius;
   const [n21, n23, n25] = GAUSS.n2 as [number, number, number];
   const [d11, d13, d15] = GAUSS.d1 as [number, number, number];
@@ -176,7 +176,7 @@ function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number,
 /** Scratch buffers of one image size, reused by every blur. */
 class Blur {
   private readonly tmp: Float32Array;
-  private readonly state: Float32Array;
+  private readonly state: Float64Array;
   constructor(
     readonly w: number,
     readonly h: number,
@@ -201,7 +201,7 @@ interface Scratch {
   s12: Float32Array;
   mu2: Float32Array;
   blurTmp: Float32Array;
-  blurState: Float32Array;
+  blurState: Float64Array;
 }
 
 /**
@@ -226,7 +226,7 @@ function scratchOf(w: number, h: number): Scratch {
       s12: new Float32Array(n),
       mu2: new Float32Array(n),
       blurTmp: new Float32Array(n),
-      blurState: new Float32Array(w * 6),
+      blurState: new Float64Array(w * 6),
     };
     SCRATCH.set(key, s);
   }

@@ -142,3 +142,24 @@ test('searchQuality keeps probing when the first encode lands beyond the toleran
   assert.ok(probes.length > 1, `${probes.length} encodes`);
   assert.equal(found.quality, 60);
 });
+
+test('samplePixels takes flat and busy tiles as the image has them, not only where a grid falls', () => {
+  // Left third flat grey, the rest noise: a sample of busy tiles only would overrate a flat-sky photograph.
+  const width = 1152;
+  const height = 768;
+  const data = new Uint8Array(width * height * 3);
+  let seed = 1;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      data.fill(x < width / 3 ? 128 : seed >>> 24, (y * width + x) * 3, (y * width + x) * 3 + 3);
+    }
+  }
+  const sample = samplePixels({ data, width, height, channels: 3 });
+  const flatTiles = [0, 1, 2].filter((k) => {
+    const at = (row: number, col: number) => sample.data[(row * sample.width + k * 192 + col) * 3]!;
+    return at(0, 0) === 128 && at(100, 100) === 128 && at(191, 191) === 128;
+  });
+  assert.equal(sample.height, 192);
+  assert.equal(flatTiles.length, 1, 'one of three tiles flat, as a third of the image is');
+});
