@@ -142,7 +142,7 @@ function blurRows(src: Float32Array, dst: Float32Array, w: number, h: number): v
 }
 
 /** Vertical pass, a row at a time with one filter state per column (sequential memory access). */
-function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, state: Float32Array): void {
+function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, state: Float64Array): void {
   const N = GAUSS.radius;
   const [n21, n23, n25] = GAUSS.n2 as [number, number, number];
   const [d11, d13, d15] = GAUSS.d1 as [number, number, number];
@@ -176,19 +176,61 @@ function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number,
 /** Scratch buffers of one image size, reused by every blur. */
 class Blur {
   private readonly tmp: Float32Array;
-  private readonly state: Float32Array;
+  private readonly state: Float64Array;
   constructor(
     readonly w: number,
     readonly h: number,
   ) {
-    this.tmp = new Float32Array(w * h);
-    this.state = new Float32Array(w * 6);
+    const scratch = scratchOf(w, h);
+    this.tmp = scratch.blurTmp;
+    this.state = scratch.blurState;
   }
   run(src: Float32Array, out: Float32Array = new Float32Array(this.w * this.h)): Float32Array {
     blurRows(src, this.tmp, this.w, this.h);
     blurColumns(this.tmp, out, this.w, this.h, this.state);
     return out;
   }
+}
+
+/** The distorted side's buffers of one scale: filled completely before they are read, on every score(). */
+interface Scratch {
+  linear: Planes;
+  xyb: Planes;
+  mul: Float32Array;
+  s22: Float32Array;
+  s12: Float32Array;
+  mu2: Float32Array;
+  blurTmp: Float32Array;
+  blurState: Float64Array;
+}
+
+/**
+ * Scratch buffers by image size, shared by every reference of that size: the constructor and score() run without
+ * yielding, so no two of them use one at the same time, and a quality search stops allocating (and collecting)
+ * ten planes per scale per request. A few sizes are kept; a request with a new one starts the cache again.
+ */
+const SCRATCH = new Map<string, Scratch>();
+const SCRATCH_SIZES = 12;
+
+function scratchOf(w: number, h: number): Scratch {
+  const key = `${w}x${h}`;
+  let s = SCRATCH.get(key);
+  if (!s) {
+    if (SCRATCH.size >= SCRATCH_SIZES) SCRATCH.clear();
+    const n = w * h;
+    s = {
+      linear: newPlanes(n),
+      xyb: newPlanes(n),
+      mul: new Float32Array(n),
+      s22: new Float32Array(n),
+      s12: new Float32Array(n),
+      mu2: new Float32Array(n),
+      blurTmp: new Float32Array(n),
+      blurState: new Float64Array(w * 6),
+    };
+    SCRATCH.set(key, s);
+  }
+  return s;
 }
 
 interface Linear {
@@ -258,11 +300,25 @@ function cbrt(x: number): number {
   return lo + (CBRT_TABLE[i + 1]! - lo) * (at - i);
 }
 
-/** Linear sRGB → XYB, rescaled as the metric does (X·14+0.42, Y+0.01, B−Y+0.55). */
-function toXyb(img: Linear, out: Planes = newPlanes(img.width * img.height)): Planes {
+/**
+ * Linear sRGB → XYB, rescaled as the metric does (X·14+0.42, Y+0.01, B−Y+0.55). `onlyY`: where X and B weigh
+ * nothing (the finest scale, the largest), their planes are left as they are and one cube root of three is saved.
+ */
+function toXyb(img: Linear, out: Planes = newPlanes(img.width * img.height), onlyY = false): Planes {
   const n = img.width * img.height;
   const [r, g, b] = img.planes;
   const [X, Y, B] = out;
+  if (onlyY) {
+    for (let i = 0; i < n; i++) {
+      const ri = r[i]!,
+        gi = g[i]!,
+        bi = b[i]!;
+      const m0 = cbrt(0.3 * ri + 0.622 * gi + 0.078 * bi + BIAS);
+      const m1 = cbrt(0.23 * ri + 0.692 * gi + 0.078 * bi + BIAS);
+      Y[i] = 0.5 * (m0 + m1) - CBRT_BIAS + 0.01;
+    }
+    return out;
+  }
   for (let i = 0; i < n; i++) {
     const ri = r[i]!,
       gi = g[i]!,
@@ -286,14 +342,7 @@ interface ReferenceScale {
   sigma: Float32Array[];
   blur: Blur;
   /** Buffers for the distorted side, reused by every score(). */
-  work: {
-    linear: Planes;
-    xyb: Planes;
-    mul: Float32Array;
-    s22: Float32Array;
-    s12: Float32Array;
-    mu2: Float32Array;
-  };
+  work: Scratch;
   /** Per channel: whether its maps weigh anything at this scale (see weighs). */
   counts: boolean[];
 }
@@ -312,18 +361,21 @@ export class Ssimulacra2Reference {
     this.height = original.height;
     // The scales first (the reference's rule: stop once the previous one is under 8 pixels), so that their
     // number, which places the weights, is known before any blur.
+    // The original's linear planes only live in here: they go in the distorted side's scratch planes.
     const linears: Linear[] = [];
-    let lin = toLinear(original);
+    let lin = toLinear(original, scratchOf(original.width, original.height).linear);
     for (let scale = 0; scale < SCALES; scale++) {
       if (lin.width < 8 || lin.height < 8) break;
-      if (scale > 0) lin = downsample(lin);
+      if (scale > 0)
+        lin = downsample(lin, scratchOf(Math.ceil(lin.width / 2), Math.ceil(lin.height / 2)).linear);
       linears.push(lin);
     }
     for (const [scale, lin] of linears.entries()) {
       const blur = new Blur(lin.width, lin.height);
-      const xyb = toXyb(lin);
-      const n = lin.width * lin.height;
       const counts = [0, 1, 2].map((c) => weighs(c, scale, linears.length));
+      const n = lin.width * lin.height;
+      const onlyY = !counts[0] && !counts[2];
+      const xyb = toXyb(lin, onlyY ? [EMPTY, new Float32Array(n), EMPTY] : newPlanes(n), onlyY);
       const mu = xyb.map((plane, c) => (counts[c] ? blur.run(plane) : EMPTY));
       const sigma = xyb.map((plane, c) => {
         if (!counts[c]) return EMPTY;
@@ -331,14 +383,7 @@ export class Ssimulacra2Reference {
         for (let i = 0; i < n; i++) sq[i] = plane[i]! * plane[i]!;
         return blur.run(sq, sq);
       });
-      const work = {
-        linear: newPlanes(n),
-        xyb: newPlanes(n),
-        mul: new Float32Array(n),
-        s22: new Float32Array(n),
-        s12: new Float32Array(n),
-        mu2: new Float32Array(n),
-      };
+      const work = scratchOf(lin.width, lin.height);
       this.scales.push({ xyb, mu, sigma, blur, work, counts });
     }
   }
@@ -355,7 +400,7 @@ export class Ssimulacra2Reference {
       const { blur } = ref;
       const n = blur.w * blur.h;
       const { mul, s22, s12, mu2 } = ref.work;
-      const x2 = toXyb(lin, ref.work.xyb);
+      const x2 = toXyb(lin, ref.work.xyb, !ref.counts[0] && !ref.counts[2]);
       const channels: number[][] = [];
       for (let c = 0; c < 3; c++) {
         if (!ref.counts[c]) {

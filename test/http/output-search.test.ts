@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import sharp from 'sharp';
 import { QUALITY_LEVELS } from '../../src/pipeline/auto-quality.ts';
+import { AUTO_JPEG_QUANT_TABLE } from '../../src/pipeline/output-search.ts';
 import { ssimulacra2, type RgbImage } from '../../src/pipeline/ssimulacra2.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
@@ -109,7 +110,7 @@ function quantTables(jpeg: Buffer): Buffer {
   return Buffer.concat(tables);
 }
 
-test('quality "auto" JPEG uses mozjpeg\'s quantisation table 3; a fixed quality keeps the default tables', async (t) => {
+test('quality "auto" JPEG uses the quantisation table AUTO_JPEG_QUANT_TABLE names; a fixed quality keeps the default tables', async (t) => {
   const app = await buildTestApp(t);
   const tablesAt = async (quality: number, table?: number) =>
     quantTables(
@@ -119,10 +120,16 @@ test('quality "auto" JPEG uses mozjpeg\'s quantisation table 3; a fixed quality 
     );
   const auto = await post(app, corpus(PHOTO), { format: 'jpeg', quality: 'auto' });
   const chosen = qualityOf(auto);
-  assert.ok(quantTables(auto.rawPayload).equals(await tablesAt(chosen, 3)), 'auto: table 3');
+  assert.ok(
+    quantTables(auto.rawPayload).equals(await tablesAt(chosen, AUTO_JPEG_QUANT_TABLE)),
+    `auto: table ${AUTO_JPEG_QUANT_TABLE}`,
+  );
   const fixed = await post(app, corpus(PHOTO), { format: 'jpeg', quality: chosen });
   assert.ok(quantTables(fixed.rawPayload).equals(await tablesAt(chosen)), 'fixed: the default tables');
-  assert.ok(!(await tablesAt(chosen, 3)).equals(await tablesAt(chosen)), 'the two table sets differ');
+  assert.ok(
+    !(await tablesAt(chosen, AUTO_JPEG_QUANT_TABLE)).equals(await tablesAt(chosen)),
+    'the two table sets differ',
+  );
 });
 
 test('max_bytes: the output fits a cap below the default size, by a lower quality', async (t) => {

@@ -127,3 +127,39 @@ test('searchQuality stops at the model maximum when the target is out of reach',
   const found = await searchQuality(sample, 90, MODEL, codec);
   assert.equal(found.quality, 100);
 });
+
+test('searchQuality stops after one encode when it lands within the tolerance, stepping along the model slope', async () => {
+  // The model starts at 80, where this line scores 87.5: 1.5 above a target of 86, within a tolerance of 2.
+  const { sample, codec, probes } = linearScores((q) => 47.5 + 0.5 * q);
+  const found = await searchQuality(sample, 86, MODEL, codec, 3, 2);
+  assert.deepEqual(probes, [80]);
+  assert.equal(found.quality, 77);
+});
+
+test('searchQuality keeps probing when the first encode lands beyond the tolerance', async () => {
+  const { sample, codec, probes } = linearScores((q) => 40 + 0.6 * q);
+  const found = await searchQuality(sample, 76, MODEL, codec, 3, 2);
+  assert.ok(probes.length > 1, `${probes.length} encodes`);
+  assert.equal(found.quality, 60);
+});
+
+test('samplePixels takes flat and busy tiles as the image has them, not only where a grid falls', () => {
+  // Left third flat grey, the rest noise: a sample of busy tiles only would overrate a flat-sky photograph.
+  const width = 1152;
+  const height = 768;
+  const data = new Uint8Array(width * height * 3);
+  let seed = 1;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      data.fill(x < width / 3 ? 128 : seed >>> 24, (y * width + x) * 3, (y * width + x) * 3 + 3);
+    }
+  }
+  const sample = samplePixels({ data, width, height, channels: 3 });
+  const flatTiles = [0, 1, 2].filter((k) => {
+    const at = (row: number, col: number) => sample.data[(row * sample.width + k * 192 + col) * 3]!;
+    return at(0, 0) === 128 && at(100, 100) === 128 && at(191, 191) === 128;
+  });
+  assert.equal(sample.height, 192);
+  assert.equal(flatTiles.length, 1, 'one of three tiles flat, as a third of the image is');
+});
