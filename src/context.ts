@@ -5,7 +5,7 @@ import type { PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
-import { createLimiter, type Limiter } from './pipeline/limiter.ts';
+import { createLimiter, type Limiter } from './limiter.ts';
 import {
   childMemoryLimitBytes,
   createIsolatedProcessor,

@@ -3,12 +3,12 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { receiveProviderEvent } from '../../billing/events.ts';
-import { LocalProvider, type SignedEvent } from '../../billing/local-provider.ts';
-import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../billing/pages.ts';
+import type { HostedBillingPages, SignedEvent } from '../../billing/provider.ts';
 import { PAID_TIERS, TIERS, type Tier } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import { billingDeps } from './billing.ts';
 import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billing/errors.ts';
+import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../pages/dev-billing.ts';
 
 type IdParams = { Params: { id: string } };
 type TokenParams = { Params: { token: string } };
@@ -17,9 +17,10 @@ type PortalParams = TokenParams & { Querystring: { changed?: string } };
 const asTier = (value: unknown): Tier | undefined =>
   typeof value === 'string' && TIERS.includes(value as Tier) ? (value as Tier) : undefined;
 
-export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
-  const provider = ctx.billing;
-  if (!(provider instanceof LocalProvider)) throw new Error('dev billing pages need the local provider');
+export async function devBillingRoutes(
+  app: FastifyInstance,
+  { ctx, provider }: { ctx: AppContext; provider: HostedBillingPages },
+): Promise<void> {
   const deps = billingDeps(ctx);
   await app.register(formbody);
   ctx.log.info('payment provider: local (STRIPE_SECRET_KEY unset); buy a tier at /pricing');
