@@ -11,7 +11,7 @@ import {
   createIsolatedProcessor,
   type IsolatedProcessor,
 } from './pipeline/isolated-processor.ts';
-import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createMailer, type Mailer } from './outbox/worker.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';

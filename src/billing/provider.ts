@@ -120,4 +120,3 @@ export interface HostedBillingPages {
   /** Upgrade, downgrade (a paid tier) or cancel (`free`); returns the events to deliver. */
   changeTier(token: string, tier: Tier): Promise<SignedEvent[]>;
 }
-
