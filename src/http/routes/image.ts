@@ -2,11 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
-import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { observeFetch } from '../../metrics.ts';
 import { readImageRequest } from '../image-request.ts';
+import { sourceBytes } from '../image-source.ts';
 import { settleWithResponse } from '../unit-settlement.ts';
 import { routeSchema } from '../openapi.ts';
 import { methodNotAllowed } from '../request-errors.ts';
@@ -26,10 +25,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
       const response = settleWithResponse(reply, unit, ctx.log);
       try {
         const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
-        const input =
-          source.kind === 'upload'
-            ? source.bytes
-            : await observeFetch(ctx.metrics, fetchImage(ctx, source.url));
+        const input = await sourceBytes(ctx, source);
         ctx.metrics.recordInputBytes(source.kind, input.length);
         const out = await runImageJob(ctx, input, operations, response.clientGone);
         reply.outputFormat = out.format;
