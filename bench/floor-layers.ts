@@ -25,7 +25,7 @@ import { logSafeUrl, requestIdFor } from '../src/http/request-id.ts';
 import { registerSecurityHeaders } from '../src/http/security-headers.ts';
 import { createMetrics, observeProcessing } from '../src/metrics.ts';
 import { busy } from '../src/pipeline/errors.ts';
-import { createLimiter } from '../src/pipeline/limiter.ts';
+import { createLimiter } from '../src/limiter.ts';
 import { operationsSchema, type Operations } from '../src/pipeline/operations.ts';
 import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';

@@ -5,13 +5,13 @@ import type { PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
-import { createLimiter, type Limiter } from './pipeline/limiter.ts';
+import { createLimiter, type Limiter } from './limiter.ts';
 import {
   childMemoryLimitBytes,
   createIsolatedProcessor,
   type IsolatedProcessor,
 } from './pipeline/isolated-processor.ts';
-import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createMailer, type Mailer } from './outbox/worker.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { migrateStore, openStore, type Store } from './store/db.ts';
 import { createQuotaRefunds, type QuotaRefunds } from './accounts/quota-refunds.ts';

@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Mailer } from '../mail/mailer.ts';
+import type { Mailer } from '../outbox/worker.ts';
 import type { ApiError } from '../errors.ts';
 import { invalidToken, tokenExpired, tokenUsed } from './errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';

@@ -11,7 +11,11 @@ import type {
   BillingEvent,
   CheckoutRequest,
   CheckoutSessionState,
+  HostedBillingPages,
+  LocalCheckoutView,
+  LocalPortalView,
   PaymentProvider,
+  SignedEvent,
   SubscriptionState,
 } from './provider.ts';
 import { EMAIL_METADATA_KEY, subscriptionState, verifyStripeEvent } from './stripe-events.ts';
@@ -31,25 +35,6 @@ const LOCAL_PRICES: PriceTable = {
   scale: 'price_local_scale',
 };
 const PORTAL_TTL_SECONDS = 3600;
-
-/** A provider notification as it travels: the exact body and its Stripe-Signature header. */
-export interface SignedEvent {
-  payload: Buffer;
-  signature: string;
-}
-
-export interface LocalCheckoutView {
-  id: string;
-  tier: PaidTier;
-  email: string;
-  price: string;
-  paid: boolean;
-}
-
-export interface LocalPortalView {
-  email: string;
-  tier: Tier;
-}
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 const newId = (prefix: string) => `${prefix}_local_${randomBytes(12).toString('hex')}`;
@@ -82,8 +67,10 @@ function sessionObject(session: local.LocalCheckoutSession) {
   };
 }
 
-export class LocalProvider implements PaymentProvider {
+export class LocalProvider implements PaymentProvider, HostedBillingPages {
   readonly paidTiers = true;
+  // Stripe hosts its own checkout and portal; this provider's are served by the /dev/billing routes.
+  readonly hostedPages: HostedBillingPages = this;
   // Random per process: only this process signs and verifies local events, in-process.
   private readonly webhookSecret = `whsec_local_${randomBytes(24).toString('hex')}`;
   private deliverEvent: ((event: SignedEvent) => Promise<void>) | undefined;

@@ -11,6 +11,7 @@ function paidTiersOff(): ApiError {
 /** Every call answers 503 provider_unavailable: nothing can be bought, no session or portal exists. */
 export class PaidTiersOff implements PaymentProvider {
   readonly paidTiers = false;
+  readonly hostedPages = undefined;
 
   createCheckout(): Promise<{ id: string; url: string }> {
     return Promise.reject(paidTiersOff());

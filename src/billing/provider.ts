@@ -1,4 +1,5 @@
 // owns: the payment provider boundary (PaymentProvider): what the service asks of Stripe or the local provider.
+import type { Tier } from '../config.ts';
 import type { DisplayPrices, PaidTier } from './tiers.ts';
 
 export interface CheckoutRequest {
@@ -83,4 +84,39 @@ export interface PaymentProvider {
   displayPrices(): Promise<DisplayPrices>;
   /** Checks the signature over the exact raw body (tolerance 300 s) and parses the event. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent;
+  /** The checkout and portal pages this service must host for the provider (the local one); Stripe hosts its own. */
+  readonly hostedPages: HostedBillingPages | undefined;
+}
+
+/** A provider notification as it travels: the exact body and its Stripe-Signature header. */
+export interface SignedEvent {
+  payload: Buffer;
+  signature: string;
+}
+
+export interface LocalCheckoutView {
+  id: string;
+  tier: PaidTier;
+  email: string;
+  price: string;
+  paid: boolean;
+}
+
+export interface LocalPortalView {
+  email: string;
+  tier: Tier;
+}
+
+/** What the /dev/billing pages ask of a provider whose checkout and portal they host. */
+export interface HostedBillingPages {
+  /** Where events the provider emits on its own (a cancellation) go: the webhook's handler. */
+  deliverEventsTo(deliver: (event: SignedEvent) => Promise<void>): void;
+  /** What the hosted checkout page shows; undefined for an unknown session. */
+  describeCheckout(sessionId: string): Promise<LocalCheckoutView | undefined>;
+  /** Pays an open session; returns the events to deliver (none if already paid). */
+  payCheckout(sessionId: string): Promise<SignedEvent[]>;
+  /** What the portal page shows; undefined for an unknown or expired portal session. */
+  describePortal(token: string): Promise<LocalPortalView | undefined>;
+  /** Upgrade, downgrade (a paid tier) or cancel (`free`); returns the events to deliver. */
+  changeTier(token: string, tier: Tier): Promise<SignedEvent[]>;
 }

@@ -61,6 +61,7 @@ async function call<T>(what: string, run: () => Promise<T>): Promise<T> {
 
 export class StripeProvider implements PaymentProvider {
   readonly paidTiers = true;
+  readonly hostedPages = undefined;
   private readonly stripe: Stripe;
   private readonly prices: PriceTable;
   private readonly webhookSecret: string;

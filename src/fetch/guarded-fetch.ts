@@ -2,7 +2,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { request } from 'undici';
 import type { Config } from '../config.ts';
-import type { Limiter } from '../pipeline/limiter.ts';
+import type { Limiter } from '../limiter.ts';
 import { ApiError } from '../errors.ts';
 import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';

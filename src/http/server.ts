@@ -11,7 +11,6 @@ import { signupRoutes } from './routes/signup.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { accountRoutes } from './routes/account.ts';
 import { billingRoutes } from './routes/billing.ts';
-import { LocalProvider } from '../billing/local-provider.ts';
 import { devBillingRoutes } from './routes/dev-billing.ts';
 import { devMailRoutes } from './routes/dev-mail.ts';
 import { webhookRoutes } from './routes/webhook.ts';
@@ -124,7 +123,8 @@ export async function buildServer(
   await app.register(accountRoutes, { ctx });
   await app.register(billingRoutes, { ctx });
   await app.register(webhookRoutes, { ctx });
-  if (ctx.billing instanceof LocalProvider) await app.register(devBillingRoutes, { ctx });
+  const hostedPages = ctx.billing.hostedPages;
+  if (hostedPages) await app.register(devBillingRoutes, { ctx, provider: hostedPages });
   if (ctx.config.devMailPage) await app.register(devMailRoutes, { ctx });
   if (ctx.config.isProduction && ctx.config.nodeEnv !== 'production') {
     ctx.log.warn(`NODE_ENV=${ctx.config.nodeEnv} is neither development nor test: running as production`);

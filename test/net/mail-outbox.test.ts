@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { createMailer, DEFAULT_WORKER_OPTIONS, type MailWorkerOptions } from '../../src/mail/mailer.ts';
+import { createMailer, DEFAULT_WORKER_OPTIONS, type MailWorkerOptions } from '../../src/outbox/worker.ts';
 import { migrateStore, openStore, type Dialect, type Store } from '../../src/store/db.ts';
 import { countOutboxByStatus, insertOutboxMail, type NewOutboxMail } from '../../src/store/outbox.ts';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';

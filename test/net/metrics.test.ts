@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
-import { createLimiter } from '../../src/pipeline/limiter.ts';
+import { createLimiter } from '../../src/limiter.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { listen, send } from '../helpers/http-client.ts';
 

@@ -59,11 +59,33 @@ test('src imports: no circle between modules', () => {
 });
 
 test('src imports: nothing below http imports http/ or the composition root (context.ts)', () => {
-  const below = /^(accounts|billing|pipeline|fetch|mail|pages|store|delivery)\//;
+  const below =
+    /^(accounts|billing|pipeline|fetch|mail|outbox|pages|store|delivery)\/|^(config|errors|metrics|limiter|paths)\.ts$/;
   const upward = [...importGraph()].flatMap(([from, targets]) =>
     below.test(from)
       ? targets.filter((t) => t.startsWith('http/') || t === 'context.ts').map((t) => `${from} → ${t}`)
       : [],
   );
   assert.deepEqual(upward, []);
+});
+
+/** Imports the design forbids inside the layers: `from` folder → folders it must not import. */
+const NEVER: Record<string, RegExp> = {
+  // Billing decides; the HTML of its pages is rendered in pages/.
+  billing: /^pages\//,
+  // The fetch and the pipeline share only what lies below both (limiter.ts).
+  fetch: /^pipeline\//,
+  // Mail words and carries one mail; the outbox worker reads the store.
+  mail: /^(store|outbox)\//,
+  // The leaves every layer may use import no layer.
+  leaf: /^(accounts|billing|pipeline|fetch|mail|outbox|pages|store|delivery|http|cli)\/|^(context|main)\.ts$/,
+};
+
+test('src imports: billing renders no HTML, fetch imports no pipeline, mail reads no store, leaves import no layer', () => {
+  const broken = [...importGraph()].flatMap(([from, targets]) => {
+    const folder = /^(config|errors|metrics|limiter|paths)\.ts$/.test(from) ? 'leaf' : from.split('/')[0]!;
+    const never = NEVER[folder];
+    return never ? targets.filter((t) => never.test(t)).map((t) => `${from} → ${t}`) : [];
+  });
+  assert.deepEqual(broken, []);
 });

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { absentAsEmpty } from '../schemas.ts';
-import { quotaLimitForTier, reserveQuotaUnit } from '../../accounts/quota.ts';
+import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
 import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
@@ -22,12 +22,11 @@ import {
 import { parseDeliveryRequest, splitDeliveryPath, type DeliveryRequest } from '../../delivery/url.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { observeFetch } from '../../metrics.ts';
+import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
 import { findDeliverySigner } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { runImageJob } from '../image-job.ts';
 import { success, BEARER, errorAnswers } from '../openapi.ts';
-import { countQuotaUnit } from '../count-quota-unit.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
@@ -225,14 +224,7 @@ async function processMiss(
   negotiated: NegotiatedFormat | undefined,
 ): Promise<Omit<CachedResult, 'etag'>> {
   const { config } = ctx;
-  const account = { email: signer.email, tier: signer.tier };
-  const reservation = await reserveQuotaUnit(
-    ctx.store.db,
-    { id: signer.accountId, tier: signer.tier },
-    quotaLimitForTier(config, signer.tier),
-    `${config.publicBaseUrl}/pricing`,
-    ctx.liveness.id,
-  );
+  const unit = await takeQuotaUnit(ctx, signer);
   try {
     const input = await observeFetch(ctx.metrics, fetchImage(ctx, delivery.source));
     ctx.metrics.recordInputBytes('url', input.length);
@@ -241,11 +233,11 @@ async function processMiss(
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
     const out = await runImageJob(ctx, input, operations, new AbortController().signal);
-    await countQuotaUnit(ctx, reservation, account);
+    await unit.count();
     await recordDeliveryImage(ctx.store.db, signer.accountId);
     return out;
   } catch (err) {
-    await ctx.refunds.refund(reservation);
+    await unit.refund();
     throw err;
   }
 }

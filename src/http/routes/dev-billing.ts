@@ -5,12 +5,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { receiveProviderEvent } from '../../billing/events.ts';
-import { LocalProvider, type SignedEvent } from '../../billing/local-provider.ts';
-import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../billing/pages.ts';
+import type { HostedBillingPages, SignedEvent } from '../../billing/provider.ts';
 import { PAID_TIERS, TIERS, type Tier } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import { billingDeps } from './billing.ts';
 import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billing/errors.ts';
+import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../pages/dev-billing.ts';
 
 // Pages of the local provider only, kept out of the document; asTier decides what a tier field holds.
 const ID = { hide: true, params: z.object({ id: z.string() }) };
@@ -27,10 +27,11 @@ const TIER_FORM = {
 const asTier = (value: unknown): Tier | undefined =>
   typeof value === 'string' && TIERS.includes(value as Tier) ? (value as Tier) : undefined;
 
-export async function devBillingRoutes(scope: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+export async function devBillingRoutes(
+  scope: FastifyInstance,
+  { ctx, provider }: { ctx: AppContext; provider: HostedBillingPages },
+): Promise<void> {
   const app = scope.withTypeProvider<ZodTypeProvider>();
-  const provider = ctx.billing;
-  if (!(provider instanceof LocalProvider)) throw new Error('dev billing pages need the local provider');
   const deps = billingDeps(ctx);
   await app.register(formbody);
   ctx.log.info('payment provider: local (STRIPE_SECRET_KEY unset); buy a tier at /pricing');

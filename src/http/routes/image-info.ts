@@ -3,12 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { checkInfoRate } from '../../accounts/rate-limit.ts';
 import type { AppContext } from '../../context.ts';
-import { fetchImage } from '../../fetch/guarded-fetch.ts';
-import { observeFetch } from '../../metrics.ts';
 import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
 import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/probe.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageProbeRequest } from '../image-request.ts';
+import { sourceBytes } from '../image-source.ts';
 import { IMAGE_INFO_BODY } from '../openapi-image.ts';
 import { BEARER, errorAnswers, success } from '../openapi.ts';
 import { acceptRawImageBodies } from '../raw-image-body.ts';
@@ -99,10 +98,7 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
         ctx.operations,
         config.maxUploadBytes,
       );
-      const input =
-        source.kind === 'upload'
-          ? source.bytes
-          : await observeFetch(ctx.metrics, fetchImage(ctx, source.url));
+      const input = await sourceBytes(ctx, source);
       const facts = await probeImage(input);
       // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
       const output = predictOutput(facts, operations ?? {});

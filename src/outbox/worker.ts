@@ -1,11 +1,9 @@
-// owns: sending mail off the request path: a worker drains the store's outbox (src/store/outbox.ts) over SMTP_URL
-// with nodemailer, or into RFC 5322 .eml files in <DATA_DIR>/outbox; retries with back-off for 24 hours.
+// owns: sending mail off the request path: a worker drains the store's outbox (src/store/outbox.ts) under a lease,
+// through the mail transport (src/mail/transport.ts); retries with back-off for 24 hours, then gives up.
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { createMailTransport, errorSummary } from '../mail/transport.ts';
 import {
   claimDueMail,
   deleteSettledMailBefore,
@@ -53,71 +51,13 @@ export const DEFAULT_WORKER_OPTIONS: MailWorkerOptions = {
 /** Sent and given-up rows are kept this long (the record that a mail went out), then deleted. */
 const SETTLED_RETENTION_MS = 7 * 24 * 3600_000;
 
-// Bounds one SMTP attempt so a silent server cannot hold the worker.
-const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
-
-interface Delivery {
-  deliver(mail: ClaimedMail): Promise<void>;
-  close(): void;
-}
-
-function smtpDelivery(smtpUrl: string, from: string): Delivery {
-  const transport: Transporter = nodemailer.createTransport(smtpUrl, { ...SMTP_TIMEOUTS, from });
-  return {
-    async deliver(mail) {
-      await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
-    },
-    close: () => transport.close(),
-  };
-}
-
-/**
- * Builds the same RFC 5322 message SMTP would carry and writes it to the outbox (atomically, via rename). Its links
- * are logged for a developer only: in production a link's token never reaches the log (it gives a key or an account).
- */
-function outboxDelivery(dir: string, from: string, log: Logger, logLinks: boolean): Delivery {
-  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-  return {
-    async deliver(mail) {
-      const info = await composer.sendMail({
-        from,
-        to: mail.to,
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-      });
-      await mkdir(dir, { recursive: true });
-      const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${mail.id}.eml`);
-      await writeFile(`${file}.tmp`, info.message as Buffer);
-      await rename(`${file}.tmp`, file);
-      log.info(
-        {
-          mailId: mail.id,
-          to: mail.to,
-          subject: mail.subject,
-          file,
-          ...(logLinks ? { links: mail.links } : {}),
-        },
-        'mail written to outbox',
-      );
-    },
-    close: () => composer.close(),
-  };
-}
-
 export function createMailer(
   config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'dataDir' | 'isProduction'>,
   db: Db,
   log: Logger,
   options: MailWorkerOptions = DEFAULT_WORKER_OPTIONS,
 ): Mailer {
-  const outboxDir = join(config.dataDir, 'outbox');
-  if (!config.smtpUrl && config.isProduction) {
-    log.warn({ dir: outboxDir }, 'production without SMTP_URL: mail is written as .eml files, not sent');
-  }
-  const delivery = config.smtpUrl
-    ? smtpDelivery(config.smtpUrl, config.mailFrom)
-    : outboxDelivery(outboxDir, config.mailFrom, log, !config.isProduction);
+  const delivery = createMailTransport(config, log);
   // One owner id per process: a lease names who may settle the mail.
   const owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
   let running: Promise<void> | undefined;
@@ -175,7 +115,7 @@ export function createMailer(
   void runPass();
 
   return {
-    mode: config.smtpUrl ? 'smtp' : 'outbox',
+    mode: delivery.mode,
     wake: () => {
       if (closed) return;
       // A pass already running may have read the outbox before the new mail was committed: run one more.
@@ -198,10 +138,4 @@ export function createMailer(
       delivery.close();
     },
   };
-}
-
-/** What a failure log line may say: the error's message and code, never the mail it was carrying. */
-export function errorSummary(err: unknown): { message: string; code?: string; responseCode?: number } {
-  const e = err as { message?: string; code?: string; responseCode?: number };
-  return { message: String(e?.message ?? err), code: e?.code, responseCode: e?.responseCode };
 }

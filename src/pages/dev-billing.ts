@@ -1,9 +1,9 @@
 // HTML of the local provider's checkout and portal pages: plain forms that work without scripts; the portal's
 // /assets/portal.js only asks before a cancellation.
+import type { LocalCheckoutView, LocalPortalView } from '../billing/provider.ts';
+import type { PaidTier } from '../billing/tiers.ts';
 import type { Tier } from '../config.ts';
-import { escapeHtml, formatCount, sitePage } from '../pages/layout.ts';
-import type { LocalCheckoutView, LocalPortalView } from './local-provider.ts';
-import type { PaidTier } from './tiers.ts';
+import { escapeHtml, formatCount, sitePage } from './layout.ts';
 
 const PAID: readonly PaidTier[] = ['starter', 'growth', 'scale'];
 const RANK: Record<Tier, number> = { free: 0, starter: 1, growth: 2, scale: 3 };

@@ -1,0 +1,85 @@
+// The job runner's rules (src/pipeline/run.ts), with a real limiter, sharp and child processes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiError } from '../../src/errors.ts';
+import { createLimiter, type Limiter } from '../../src/limiter.ts';
+import { createMetrics } from '../../src/metrics.ts';
+import { childMemoryLimitBytes, createIsolatedProcessor } from '../../src/pipeline/isolated-processor.ts';
+import { runImageJob, type ImageJobDeps } from '../../src/pipeline/run.ts';
+import { corpus } from '../helpers/corpus.ts';
+
+const CONFIG = {
+  maxInputPixels: 40_000_000,
+  processTimeoutMs: 30_000,
+  avifEffort: 0,
+  maxAnimationFrames: 100,
+};
+
+/** A real limiter that also counts how often a slot was asked for. */
+function countingLimiter(max: number): Limiter & { asked: number } {
+  const inner = createLimiter(max);
+  return {
+    asked: 0,
+    tryAcquire() {
+      this.asked++;
+      return inner.tryAcquire();
+    },
+    get inFlight() {
+      return inner.inFlight;
+    },
+    max,
+  };
+}
+
+function deps(t: import('node:test').TestContext, jobs: Limiter, isolateJobs: 'risky' | 'all' = 'risky') {
+  const isolated = createIsolatedProcessor(childMemoryLimitBytes(CONFIG.maxInputPixels));
+  t.after(() => isolated.close());
+  const metrics = createMetrics({ jobs, fetches: createLimiter(1) });
+  return { config: { ...CONFIG, isolateJobs }, jobs, isolated, metrics } satisfies ImageJobDeps;
+}
+
+async function codeOf(work: Promise<unknown>): Promise<string> {
+  try {
+    await work;
+  } catch (err) {
+    assert.ok(err instanceof ApiError, String(err));
+    return err.code;
+  }
+  assert.fail('the job ran');
+}
+
+test('runner: work for a client that has gone is not started (process_timeout, no slot asked for)', async (t) => {
+  const jobs = countingLimiter(1);
+  const gone = new AbortController();
+  gone.abort();
+  assert.equal(
+    await codeOf(runImageJob(deps(t, jobs), corpus('hopper.jpg'), {}, gone.signal)),
+    'process_timeout',
+  );
+  assert.equal(jobs.asked, 0);
+});
+
+test('runner: busy when every job slot is taken', async (t) => {
+  const jobs = countingLimiter(1);
+  const held = jobs.tryAcquire();
+  assert.ok(held);
+  const signal = new AbortController().signal;
+  assert.equal(await codeOf(runImageJob(deps(t, jobs), corpus('hopper.jpg'), {}, signal)), 'busy');
+  held();
+  assert.equal(jobs.inFlight, 0);
+});
+
+test('runner: the slot is free once the job answered, in this process and in an isolated child', async (t) => {
+  for (const isolateJobs of ['risky', 'all'] as const) {
+    const jobs = countingLimiter(1);
+    const out = await runImageJob(
+      deps(t, jobs, isolateJobs),
+      corpus('hopper.jpg'),
+      { format: 'webp' },
+      new AbortController().signal,
+    );
+    assert.equal(out.format, 'webp', isolateJobs);
+    assert.equal(jobs.asked, 1, isolateJobs);
+    assert.equal(jobs.inFlight, 0, `${isolateJobs}: slot released`);
+  }
+});
