@@ -116,9 +116,16 @@ const envSchema = z.object({
   DELIVERY_SECRET_GRACE_SECONDS: nonNegativeInt.default(86_400),
 });
 
-export type Tier = 'free' | 'starter' | 'growth' | 'scale';
-export const TIERS: readonly Tier[] = ['free', 'starter', 'growth', 'scale'];
-export const PAID_TIERS: readonly Tier[] = ['starter', 'growth', 'scale'];
+/** The tiers, cheapest first (the order is their rank); the one list every module takes them from. */
+export const TIERS = ['free', 'starter', 'growth', 'scale'] as const;
+export type Tier = (typeof TIERS)[number];
+/** The tiers that are bought; `free` is the rest. */
+export const PAID_TIERS = ['starter', 'growth', 'scale'] as const satisfies readonly Tier[];
+export type PaidTier = (typeof PAID_TIERS)[number];
+
+export function isTier(value: unknown): value is Tier {
+  return typeof value === 'string' && (TIERS as readonly string[]).includes(value);
+}
 
 export interface Config {
   port: number;

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { receiveProviderEvent } from '../../billing/events.ts';
 import { LocalProvider, type SignedEvent } from '../../billing/local-provider.ts';
 import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../billing/pages.ts';
-import { PAID_TIERS, TIERS, type Tier } from '../../config.ts';
+import { PAID_TIERS, isTier, type Tier } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import { billingDeps } from './billing.ts';
 import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billing/errors.ts';
@@ -14,8 +14,7 @@ type IdParams = { Params: { id: string } };
 type TokenParams = { Params: { token: string } };
 type PortalParams = TokenParams & { Querystring: { changed?: string } };
 
-const asTier = (value: unknown): Tier | undefined =>
-  typeof value === 'string' && TIERS.includes(value as Tier) ? (value as Tier) : undefined;
+const asTier = (value: unknown): Tier | undefined => (isTier(value) ? value : undefined);
 
 export async function devBillingRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const provider = ctx.billing;
