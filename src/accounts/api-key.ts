@@ -7,6 +7,9 @@ export const API_KEY_PREFIX = 'imgp_';
 /** 43 base62 characters carry 256 bits; the contract asks for at least 190. */
 const KEY_BODY_LENGTH = 43;
 
+/** How every answer and page that shows a new key says it is shown once (the hash alone is kept). */
+export const SHOWN_ONCE = 'shown only this once: store it now.';
+
 /** A new random key; rejection sampling keeps every base62 character equally likely. */
 export function generateApiKey(): string {
   let body = '';
