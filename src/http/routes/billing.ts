@@ -53,7 +53,7 @@ const PORTAL_SCHEMA = routeSchema({
   success: { status: 200, description: 'The portal session address.', schema: urlResponseSchema },
   errors: ['no_billing_account', 'provider_unavailable', 'store_unavailable'],
 });
-import { prefersHtml } from '../verify-page.ts';
+import { htmlPreferred } from '../verify-page.ts';
 import { sessionNotFound } from '../../billing/errors.ts';
 
 export function billingDeps(ctx: AppContext): CheckoutDeps {
@@ -100,7 +100,7 @@ export async function billingRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
         .header('Vary', 'Accept')
         .header('Referrer-Policy', 'no-referrer');
       // A browser (the provider's redirect) gets the page, whose script asks for the JSON: API clients keep the JSON.
-      if (prefersHtml(request.headers.accept))
+      if (htmlPreferred(request.accepts()))
         return reply.type('text/html; charset=utf-8').send(SESSION_KEY_PAGE);
       const { id } = request.params;
       if (id.length > MAX_SESSION_ID_LENGTH) throw sessionNotFound();
