@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.ts';
+import { DOCS_PAGE } from '../../pages/docs.ts';
 import { assetNotFound } from '../request-errors.ts';
 import { openApiDocument, routeSchema } from '../openapi.ts';
 import { STATIC_DIR } from '../static-files.ts';
@@ -46,7 +47,9 @@ export async function docsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContex
     reply.type('application/json; charset=utf-8').send(JSON.stringify(openApiDocument(app, ctx.config))),
   );
 
-  app.get('/docs', { schema: DOCS_SCHEMA }, async (_request, reply) => reply.sendFile('docs.html'));
+  app.get('/docs', { schema: DOCS_SCHEMA }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(DOCS_PAGE),
+  );
 
   const sendAsset = async (file: string, reply: FastifyReply) => {
     const dir = DOCS_ASSETS[file];

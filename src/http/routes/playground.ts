@@ -1,7 +1,9 @@
-// GET /: the playground page (static HTML, JS and CSS from src/http/static; no external assets), and GET /account.
+// GET /: the playground page (src/pages/playground.ts; its JS and CSS from src/http/static, no external assets),
+// and GET /account.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ACCOUNT_PAGE } from '../../pages/account.ts';
+import { PLAYGROUND_PAGE } from '../../pages/playground.ts';
 import { routeSchema } from '../openapi.ts';
 
 const PLAYGROUND_SCHEMA = routeSchema({
@@ -21,17 +23,22 @@ const PLAYGROUND_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
   "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
-/** The playground's address → its file in src/http/static. */
+/** The playground's files → their names in src/http/static. */
 const FILES = {
-  '/': 'playground.html',
   '/playground.js': 'playground.js',
   '/playground-delivery.js': 'playground-delivery.js',
   '/playground.css': 'playground.css',
 } as const;
 
 export async function playgroundRoutes(app: FastifyInstance, _opts: { ctx: AppContext }): Promise<void> {
+  app.get('/', { schema: PLAYGROUND_SCHEMA }, async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('Content-Security-Policy', PLAYGROUND_CSP)
+      .send(PLAYGROUND_PAGE),
+  );
   for (const [path, file] of Object.entries(FILES)) {
-    app.get(path, { schema: path === '/' ? PLAYGROUND_SCHEMA : { hide: true } }, async (_request, reply) =>
+    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
       reply.header('Content-Security-Policy', PLAYGROUND_CSP).sendFile(file),
     );
   }
