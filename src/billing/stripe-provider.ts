@@ -18,12 +18,7 @@ import {
   subscriptionState,
   verifyStripeEvent,
 } from './stripe-events.ts';
-import {
-  formatMonthlyPrice,
-  priceIdForTier,
-  type DisplayPrices,
-  type PriceTable,
-} from './tiers.ts';
+import { formatMonthlyPrice, priceIdForTier, type DisplayPrices, type PriceTable } from './tiers.ts';
 import { invalidTier, providerUnavailable } from './errors.ts';
 
 const PRICE_CACHE_MS = 10 * 60_000;
