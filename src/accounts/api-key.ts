@@ -1,11 +1,14 @@
 // owns: the API key format (imgp_ + base62), its hash, and the shape check done before any lookup.
 import { createHash, randomBytes } from 'node:crypto';
+import { API_KEY_SHAPE } from '../config.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const API_KEY_PREFIX = 'imgp_';
 /** 43 base62 characters carry 256 bits; the contract asks for at least 190. */
 const KEY_BODY_LENGTH = 43;
-const API_KEY_SHAPE = /^imgp_[0-9A-Za-z]{32,128}$/;
+
+/** How every answer and page that shows a new key says it is shown once (the hash alone is kept). */
+export const SHOWN_ONCE = 'shown only this once: store it now.';
 
 /** A new random key; rejection sampling keeps every base62 character equally likely. */
 export function generateApiKey(): string {

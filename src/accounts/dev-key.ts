@@ -10,13 +10,14 @@ import { issueFirstKey } from './key-issuer.ts';
 
 export const DEV_ACCOUNT_EMAIL = 'dev@localhost';
 
-/** Seeds the dev key; returns it when this start created it (for the start-up summary), else undefined. */
+/** What seeding the dev key needs of the service. */
 export interface DevKeyDeps {
   store: { db: Db };
   log: Logger;
   config: Pick<Config, 'devKey' | 'isProduction'>;
 }
 
+/** Seeds the dev key; returns it when this start created it (for the start-up summary), else undefined. */
 export async function seedDevKey(ctx: DevKeyDeps): Promise<string | undefined> {
   const { db } = ctx.store;
   const { devKey } = ctx.config;

@@ -1,5 +1,5 @@
 // owns: quota arithmetic (UTC calendar months, remaining units) and the reserve/refund calls around a request.
-import type { Config, Tier } from '../config.ts';
+import { isTier, type Config } from '../config.ts';
 import { storeUnavailable } from '../errors.ts';
 import { quotaExceeded } from './errors.ts';
 import { randomUUID } from 'node:crypto';
@@ -26,7 +26,7 @@ export function quotaResetsAt(at: Date): Date {
 }
 
 export function quotaLimitForTier(config: Pick<Config, 'quotas'>, tier: string): number {
-  return config.quotas[tier as Tier] ?? config.quotas.free;
+  return isTier(tier) ? config.quotas[tier] : config.quotas.free;
 }
 
 export function remainingUnits(limit: number, used: number): number {

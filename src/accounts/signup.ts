@@ -17,7 +17,7 @@ import {
   insertMagicToken,
   type TokenPurpose,
 } from '../store/tokens.ts';
-import { generateApiKey, hashApiKey } from './api-key.ts';
+import { generateApiKey, hashApiKey, SHOWN_ONCE } from './api-key.ts';
 import { takeMailAllowance } from './rate-limit.ts';
 
 /** The one answer of POST /v1/signup and POST /v1/keys/recover, whatever the address. */
@@ -86,11 +86,11 @@ export interface VerifiedLink {
 }
 
 const MESSAGES = {
-  issued: 'Your API key is shown only this once: store it now. Send it as "Authorization: Bearer <key>".',
+  issued: `Your API key is ${SHOWN_ONCE} Send it as "Authorization: Bearer <key>".`,
   alreadyActive:
     'This address already has an active API key, so no new one was issued. Replace a lost key with key ' +
     'recovery (the form on /pricing, or POST /v1/keys/recover), or a leaked one on /account (POST /v1/keys/rotate).',
-  replaced: 'Your previous key is revoked. The new key is shown only this once: store it now.',
+  replaced: `Your previous key is revoked. The new key is ${SHOWN_ONCE}`,
 };
 
 /** What a link's page can offer: a usable link, or why not. `missing`: the address holds no token at all. */

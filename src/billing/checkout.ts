@@ -27,6 +27,7 @@ import {
   retryAfterUniqueViolation,
   type BillingDeps,
 } from './events.ts';
+import { SHOWN_ONCE } from '../accounts/api-key.ts';
 import { isCheckoutSessionKnown, recordCheckoutSession } from '../store/checkout-sessions.ts';
 import type { CheckoutSessionState, SubscriptionState } from './provider.ts';
 import type { PaidTier } from './tiers.ts';
@@ -73,7 +74,7 @@ export interface SessionKeyResult {
 }
 
 const SESSION_KEY_MESSAGES: Record<SessionKeyResult['reason'], string> = {
-  issued: 'Your API key is shown only this once: store it now. Send it as "Authorization: Bearer <key>".',
+  issued: `Your API key is ${SHOWN_ONCE} Send it as "Authorization: Bearer <key>".`,
   account_has_key:
     'This account already has an API key, so no new one was issued; your plan now applies to that key. ' +
     'Lost it? Replace it with key recovery (POST /v1/keys/recover, or the form on /pricing).',

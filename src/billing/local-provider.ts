@@ -3,7 +3,7 @@
 // webhook handler applies it exactly as it applies Stripe's.
 import { createHash, randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
-import type { Config, Tier } from '../config.ts';
+import { PAID_TIERS, type Config, type Tier } from '../config.ts';
 import { emailKey } from '../store/accounts.ts';
 import * as local from '../store/local-billing.ts';
 import type { Db } from '../store/schema.ts';
@@ -24,7 +24,6 @@ import {
   isPaidTier,
   LOCAL_PRICES_CENTS,
   type DisplayPrices,
-  type PaidTier,
   type PriceTable,
 } from './tiers.ts';
 import { portalSessionNotFound, sessionNotFound } from './errors.ts';
@@ -48,7 +47,10 @@ function subscriptionObject(sub: local.LocalSubscription) {
     status: sub.status,
     created: sub.created_at,
     metadata: { [EMAIL_METADATA_KEY]: sub.email },
-    items: { object: 'list', data: [{ price: { id: LOCAL_PRICES[sub.tier as PaidTier] ?? null } }] },
+    items: {
+      object: 'list',
+      data: [{ price: { id: (isPaidTier(sub.tier) ? LOCAL_PRICES[sub.tier] : undefined) ?? null } }],
+    },
   };
 }
 
@@ -158,7 +160,7 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
 
   displayPrices(): Promise<DisplayPrices> {
     const prices: DisplayPrices = {};
-    for (const tier of Object.keys(LOCAL_PRICES_CENTS) as PaidTier[]) {
+    for (const tier of PAID_TIERS) {
       prices[tier] = formatMonthlyPrice(LOCAL_PRICES_CENTS[tier]);
     }
     return Promise.resolve(prices);

@@ -2,7 +2,7 @@
 // the test stub). Every SDK failure other than "no such object" becomes provider_unavailable, never a 500.
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
-import type { Config } from '../config.ts';
+import { PAID_TIERS, type Config } from '../config.ts';
 import { isApiError } from '../errors.ts';
 import type {
   BillingEvent,
@@ -18,13 +18,7 @@ import {
   subscriptionState,
   verifyStripeEvent,
 } from './stripe-events.ts';
-import {
-  formatMonthlyPrice,
-  priceIdForTier,
-  type DisplayPrices,
-  type PaidTier,
-  type PriceTable,
-} from './tiers.ts';
+import { formatMonthlyPrice, priceIdForTier, type DisplayPrices, type PriceTable } from './tiers.ts';
 import { invalidTier, providerUnavailable } from './errors.ts';
 
 const PRICE_CACHE_MS = 10 * 60_000;
@@ -85,7 +79,7 @@ export class StripeProvider implements PaymentProvider {
   async createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }> {
     const price = priceIdForTier(this.prices, request.tier);
     if (!price) {
-      throw invalidTier((Object.keys(this.prices) as PaidTier[]).filter((tier) => this.prices[tier]));
+      throw invalidTier(PAID_TIERS.filter((tier) => this.prices[tier]));
     }
     return call('start a checkout', async () => {
       const customer = request.customerId ?? (await this.findOrCreateCustomer(request.email));
@@ -176,7 +170,7 @@ export class StripeProvider implements PaymentProvider {
     if (this.priceCache && this.priceCache.until > now) return this.priceCache.prices;
     const prices: DisplayPrices = {};
     await Promise.all(
-      (Object.keys(this.prices) as PaidTier[]).map(async (tier) => {
+      PAID_TIERS.map(async (tier) => {
         const id = this.prices[tier];
         if (!id) return;
         try {

@@ -1,7 +1,7 @@
 // Tiers of the billing domain: which ones can be bought, price id ↔ tier, and the tier a subscription grants.
-import { PAID_TIERS, type Tier } from '../config.ts';
+import { PAID_TIERS, type PaidTier, type Tier } from '../config.ts';
 
-export type PaidTier = 'starter' | 'growth' | 'scale';
+export type { PaidTier };
 
 export function isPaidTier(value: unknown): value is PaidTier {
   return typeof value === 'string' && (PAID_TIERS as readonly string[]).includes(value);
@@ -16,7 +16,7 @@ export function priceIdForTier(prices: PriceTable, tier: PaidTier): string | und
 
 export function tierForPriceId(prices: PriceTable, priceId: string | null | undefined): PaidTier | undefined {
   if (!priceId) return undefined;
-  return (Object.keys(prices) as PaidTier[]).find((tier) => prices[tier] === priceId);
+  return PAID_TIERS.find((tier) => prices[tier] === priceId);
 }
 
 /** Statuses in which the subscriber keeps the tier of the price; every other status means free. */

@@ -129,11 +129,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   };
 }
 
-/**
- * Fetches the image bytes behind `rawUrl` with one of MAX_CONCURRENT_FETCHES slots.
- * Errors: bad_url, bad_url_scheme, blocked_url, fetch_busy, too_many_redirects, fetch_failed,
- * fetch_timeout, image_too_large.
- */
+/** What fetching an image needs of the service. */
 export interface FetchImageDeps {
   fetcher: UrlFetcher;
   /** MAX_CONCURRENT_FETCHES slots of this instance. */
@@ -141,6 +137,11 @@ export interface FetchImageDeps {
   config: Pick<Config, 'fetchAllowCidrs'>;
 }
 
+/**
+ * Fetches the image bytes behind `rawUrl` with one of MAX_CONCURRENT_FETCHES slots.
+ * Errors: bad_url, bad_url_scheme, blocked_url, fetch_busy, too_many_redirects, fetch_failed,
+ * fetch_timeout, image_too_large.
+ */
 export async function fetchImage(deps: FetchImageDeps, rawUrl: string): Promise<Buffer> {
   const url = checkFetchUrl(rawUrl, deps.config.fetchAllowCidrs);
   const release = deps.fetches.tryAcquire();

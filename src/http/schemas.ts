@@ -36,7 +36,7 @@ export const checkoutBodySchema = z.preprocess(
   (body) => (body !== null && typeof body === 'object' ? body : {}),
   z
     .object({
-      tier: z.enum(PAID_TIERS as ['starter', 'growth', 'scale'], {
+      tier: z.enum(PAID_TIERS, {
         error: `must be one of ${PAID_TIERS.join(', ')}`,
       }),
       email,
@@ -55,7 +55,7 @@ export const apiKeyResponseSchema = z.looseObject({
 
 export const sessionKeyResponseSchema = apiKeyResponseSchema.extend({
   email: z.string().meta({ format: 'email' }),
-  tier: z.enum(TIERS as ['free', 'starter', 'growth', 'scale']),
+  tier: z.enum(TIERS),
   reason: z
     .enum(['issued', 'account_has_key', 'already_shown'])
     .describe(
@@ -68,7 +68,7 @@ export const urlResponseSchema = z.looseObject({ url: z.url().describe('Where to
 
 export const accountResponseSchema = z.looseObject({
   email: z.string().meta({ format: 'email' }),
-  tier: z.enum(TIERS as ['free', 'starter', 'growth', 'scale']),
+  tier: z.enum(TIERS),
   quota: z.object({
     limit: z.number().int().describe('Images per calendar month (UTC) on this tier.'),
     used: z.number().int(),

@@ -1,6 +1,8 @@
 // owns: the Fastify instance: server timeouts, logging, the error handler and the registration of every route.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import fastifyAccepts from '@fastify/accepts';
 import multipart from '@fastify/multipart';
+import fastifyStatic from '@fastify/static';
 import type { TrustProxy } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { handleClientError, registerErrorHandler } from './error-handler.ts';
@@ -19,6 +21,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { playgroundRoutes } from './routes/playground.ts';
 import { deliveryRoutes } from './routes/delivery.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
+import { STATIC_FILES } from './static-files.ts';
 import { registerOpenApi } from './openapi.ts';
 import { logSafeUrl, requestIdFor } from './request-id.ts';
 
@@ -117,6 +120,8 @@ export async function buildServer(
     await scope.register(imageRoutes, { ctx });
     await scope.register(imageInfoRoutes, { ctx });
   });
+  await app.register(fastifyAccepts);
+  await app.register(fastifyStatic, STATIC_FILES);
   await app.register(healthRoutes, { ctx });
   await app.register(signupRoutes, { ctx });
   await app.register(keyRoutes, { ctx });

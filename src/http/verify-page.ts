@@ -1,97 +1,27 @@
-// The verify endpoints' content negotiation: browsers and link scanners get a page whose button does the verify;
-// API clients (application/json, */*, no Accept) get the JSON at once. Only the JSON request consumes the token.
+// The verify endpoints' content negotiation (@fastify/accepts): browsers and link scanners get the page of
+// src/pages/verify.ts, whose button does the verify; API clients (application/json, */*, no Accept) get the JSON at
+// once. Only the JSON request consumes the token.
+import accepts, { type Accepts } from 'accepts';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { linkState, verifyMagicLink, type LinkState, type VerifiedLink } from '../accounts/signup.ts';
-import { sitePage } from '../pages/layout.ts';
+import { linkState, verifyMagicLink, type VerifiedLink } from '../accounts/signup.ts';
 import type { AppContext } from '../context.ts';
+import { verifyPageHtml } from '../pages/verify.ts';
 import type { TokenPurpose } from '../store/tokens.ts';
 
-interface MediaRange {
-  type: string;
-  q: number;
-}
-
-function parseAccept(accept: string): MediaRange[] {
-  return accept.split(',').map((part) => {
-    const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
-    const qParam = params.find((p) => p.startsWith('q='));
-    const q = qParam ? Number(qParam.slice(2)) : 1;
-    return { type, q: Number.isFinite(q) ? q : 0 };
-  });
-}
-
 /**
- * True when the client ranks HTML above JSON. A tie goes to HTML only when JSON is reached through a wildcard
- * (`text/html, *\/*` is a browser or scanner); an explicit tie (`application/json, text/html`) stays JSON.
+ * True when the client ranks HTML above JSON. JSON is listed first, so it wins whatever ranks them alike
+ * (`*\/*`, no Accept); HTML wins with a higher q or a more specific range (`text/html, *\/*` is a browser or scanner).
  */
-export function prefersHtml(accept: string | undefined): boolean {
-  if (!accept) return false;
-  const ranges = parseAccept(accept);
-  const qOf = (type: string) => Math.max(-1, ...ranges.filter((r) => r.type === type).map((r) => r.q));
-  const htmlQ = Math.max(qOf('text/html'), qOf('application/xhtml+xml'));
-  if (htmlQ <= 0) return false;
-  const jsonExact = qOf('application/json');
-  if (jsonExact >= 0) return htmlQ > jsonExact;
-  return htmlQ >= Math.max(0, qOf('application/*'), qOf('*/*'));
+export function htmlPreferred(negotiator: Pick<Accepts, 'type'>): boolean {
+  const best = negotiator.type(['json', 'html', 'xhtml']);
+  return best === 'html' || best === 'xhtml';
 }
 
-const WORDING: Record<TokenPurpose, { title: string; button: string; note: string }> = {
-  signup: {
-    title: 'Get your imgpipe API key',
-    button: 'Show my API key',
-    note: 'Press the button to use this single-use link. Your key is shown once.',
-  },
-  recover: {
-    title: 'Replace your imgpipe API key',
-    button: 'Replace my API key',
-    note: 'Pressing the button revokes your current key at once and shows the new one, once.',
-  },
-};
-
-const RECOVER = '<a class="button" href="/pricing#recover">Recover a key</a>';
-const NEW_SIGNUP = '<a class="button secondary" href="/pricing#buy">Ask for a new sign-up link</a>';
-const NEW_RECOVERY = '<a class="button" href="/pricing#recover">Ask for a new recovery link</a>';
-const newLinks = (purpose: TokenPurpose) =>
-  purpose === 'signup' ? `${NEW_SIGNUP} ${RECOVER}` : NEW_RECOVERY;
-
-/** Every state but a usable link: what happened, in words, and the next step as a link. */
-const UNUSABLE: Record<
-  Exclude<LinkState, 'usable'>,
-  (purpose: TokenPurpose) => { title: string; body: string }
-> = {
-  used: (purpose) => ({
-    title: 'This link was already used',
-    body: `<p>Each link works once. ${
-      purpose === 'signup'
-        ? 'If you got your key with it, the key was shown then and cannot be shown again.'
-        : 'The key it made was shown then and cannot be shown again.'
-    } Lost that key? Recovery sends a new link to your address, which replaces the key.</p>
-<p class="row">${RECOVER}</p>`,
-  }),
-  expired: (purpose) => ({
-    title: 'This link has expired',
-    body: `<p>Links work for a limited time. Ask for a new one with the same address:</p>
-<p class="row">${newLinks(purpose)}</p>`,
-  }),
-  unknown: (purpose) => ({
-    title: 'This link is not recognised',
-    body: `<p>Open the link from the mail exactly as it is: a link copied in part, or broken across two lines, is not
-recognised. Or ask for a new one:</p>
-<p class="row">${newLinks(purpose)}</p>`,
-  }),
-  missing: () => ({
-    title: 'This link was used in this tab',
-    body: `<p>Once a key is shown, the link is taken out of the address bar: the key was shown once and cannot be
-shown again.</p>
-<p id="kept" class="status ok" hidden>This tab still holds the key: see it at work on your
-<a href="/account">account page</a> or in the <a href="/">playground</a>.</p>
-<p>Did not store it? Recovery sends a new link to your address, which replaces the key.</p>
-<p class="row">${RECOVER}</p>`,
-  }),
-};
-
-const DEV_MAIL_NOTE =
-  '<p class="note" id="dev-mail-note">This is a development server: it sends no mail. The links it would send are in the <a href="/dev/mail">development mailbox</a>.</p>';
+/** The same choice from an Accept header alone (the negotiator @fastify/accepts gives each request). */
+export function prefersHtml(accept: string | undefined): boolean {
+  return htmlPreferred(accepts({ headers: accept === undefined ? {} : { accept } } as IncomingMessage));
+}
 
 /** Assets from this origin only; the only request the script makes is the verify call to this same endpoint. */
 export const VERIFY_PAGE_CSP = [
@@ -104,40 +34,12 @@ export const VERIFY_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/**
- * The verify page, in the site's layout. Its script (/assets/verify.js) sends the one JSON request that uses a
- * usable link; every other state says why there is no button and links the next step.
- */
-export function verifyPageHtml(purpose: TokenPurpose, state: LinkState, devMail: boolean): string {
-  const devNote = devMail ? DEV_MAIL_NOTE : '';
-  if (state !== 'usable') {
-    const { title, body } = UNUSABLE[state](purpose);
-    return sitePage(title, `<h1 id="state" data-state="${state}">${title}</h1>\n${body}\n${devNote}`, {
-      scripts: ['verify.js'],
-    });
-  }
-  const w = WORDING[purpose];
-  return sitePage(
-    w.title,
-    `<h1 id="state" data-state="usable">${w.title}</h1>
-<p id="note">${w.note}</p>
-<noscript><p class="error">This page needs JavaScript. Without it, open this address with curl instead:
-<code>curl "&lt;address of this page&gt;"</code>.</p></noscript>
-<p><button id="go" type="button">${w.button}</button></p>
-<div id="out" hidden><p id="msg" class="status" role="status"></p>
-<div id="keybox" hidden><code id="key" class="key"></code>
-<div class="row"><button id="copy" type="button">Copy key</button><span id="copied" class="status ok" role="status"></span></div>
-<p>Next: your <a href="/account">account</a>, the <a href="/">playground</a>, the <a href="/docs">API docs</a>.</p></div></div>
-<p id="failed-next" class="row" hidden>${newLinks(purpose)}</p>
-${devNote}`,
-    { scripts: ['verify.js'] },
-  );
-}
-
 /** GET handler of a verify endpoint: the page for browsers, the JSON (which consumes the token) otherwise. */
 export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
   return async (
-    request: Pick<FastifyRequest, 'method' | 'headers'> & { query: { token?: string | string[] } },
+    request: Pick<FastifyRequest, 'method' | 'headers' | 'accepts'> & {
+      query: { token?: string | string[] };
+    },
     reply: FastifyReply,
   ): Promise<VerifiedLink | string> => {
     // The token travels in the address: keep it out of caches and out of Referer headers.
@@ -147,7 +49,7 @@ export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
       .header('Referrer-Policy', 'no-referrer');
     // HEAD (link checkers send it) is answered like the page: it must never consume the token.
     const { token } = request.query;
-    if (request.method === 'HEAD' || prefersHtml(request.headers.accept)) {
+    if (request.method === 'HEAD' || htmlPreferred(request.accepts())) {
       const state = await linkState(ctx, purpose, token);
       reply.type('text/html; charset=utf-8').header('Content-Security-Policy', VERIFY_PAGE_CSP);
       return verifyPageHtml(purpose, state, ctx.config.devMailPage);

@@ -1,4 +1,5 @@
 // The two link mails (signup, key recovery): a plain-text and an HTML part; they carry a link, never a key.
+import { escapeHtml } from '../pages/layout.ts';
 
 /** What a link mail is for (the store's token purposes). */
 export type LinkPurpose = 'signup' | 'recover';
@@ -15,10 +16,6 @@ export function describeDuration(seconds: number): string {
   if (seconds % 3600 === 0) return plural(seconds / 3600, 'hour');
   if (seconds % 60 === 0) return plural(seconds / 60, 'minute');
   return plural(seconds, 'second');
-}
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** The verify address of a purpose, always under PUBLIC_BASE_URL (never the request's Host). */

@@ -1,12 +1,10 @@
 // HTML of the local provider's checkout and portal pages: plain forms that work without scripts; the portal's
 // /assets/portal.js only asks before a cancellation.
 import type { LocalCheckoutView, LocalPortalView } from '../billing/provider.ts';
-import type { PaidTier } from '../billing/tiers.ts';
-import type { Tier } from '../config.ts';
+import { PAID_TIERS, TIERS, type Tier } from '../config.ts';
 import { escapeHtml, formatCount, sitePage } from './layout.ts';
 
-const PAID: readonly PaidTier[] = ['starter', 'growth', 'scale'];
-const RANK: Record<Tier, number> = { free: 0, starter: 1, growth: 2, scale: 3 };
+const rank = (tier: Tier) => TIERS.indexOf(tier);
 
 function devPage(title: string, body: string, scripts: string[] = []): string {
   return sitePage(title, `${body}\n<p class="note"><a href="/pricing">All tiers and quotas</a></p>`, {
@@ -52,10 +50,10 @@ export function renderLocalPortalPage(
   const action = `/dev/billing/portal/${encodeURIComponent(token)}/tier`;
   const form = (tier: Tier, button: string, confirm = '') =>
     `<form method="post" action="${action}"${confirm ? ` data-confirm="${escapeHtml(confirm)}"` : ''}><input type="hidden" name="tier" value="${tier}">${button}</form>`;
-  const changes = PAID.filter((tier) => tier !== view.tier).map((tier) =>
+  const changes = PAID_TIERS.filter((tier) => tier !== view.tier).map((tier) =>
     form(
       tier,
-      `<button type="submit" class="secondary">${RANK[tier] > RANK[view.tier] ? 'Upgrade' : 'Downgrade'} to ${tier} (${formatCount(quotas[tier])} images / month)</button>`,
+      `<button type="submit" class="secondary">${rank(tier) > rank(view.tier) ? 'Upgrade' : 'Downgrade'} to ${tier} (${formatCount(quotas[tier])} images / month)</button>`,
     ),
   );
   const cancel =

@@ -1,6 +1,7 @@
 // owns: the HTML pages people read (pricing, account, key after payment): one layout, one stylesheet, scripts in
 // files under src/http/static (the Content-Security-Policy allows scripts from this origin only).
 
+/** Text for HTML, in pages and in mails (src/mail/templates.ts): the five characters that can end text or an attribute. */
 export function escapeHtml(value: string): string {
   return value.replace(
     /[&<>"']/g,

@@ -1,11 +1,8 @@
 // /pricing: every tier with its monthly images and price, one e-mail field for a free key or a paid tier, and
 // the "lost your key?" form. The forms post plain HTML (checkout) or go through /assets/pricing.js (signup,
 // recovery: JSON endpoints), which also keeps checkout errors on the page.
-import type { Tier } from '../config.ts';
+import { PAID_TIERS, type PaidTier, type Tier } from '../config.ts';
 import { escapeHtml, formatCount, sitePage } from './layout.ts';
-
-const PAID = ['starter', 'growth', 'scale'] as const;
-type PaidTier = (typeof PAID)[number];
 
 export interface PricingView {
   quotas: Record<Tier, number>;
@@ -42,7 +39,7 @@ export function renderPricingPage(view: PricingView): string {
 <div class="note">No card. The key comes by e-mail.</div>
 <button type="submit" name="tier" value="free" id="signup-button" class="secondary">Get a free key</button></div>`;
   const paid = view.paidTiers
-    ? PAID.map((tier) => paidCard(tier, view)).join('\n')
+    ? PAID_TIERS.map((tier) => paidCard(tier, view)).join('\n')
     : '<div class="tier" id="paid-tiers-off"><h2>Paid tiers</h2><p><strong>Paid tiers are not available on this server.</strong> The free tier is.</p></div>';
   return sitePage(
     'imgpipe pricing',

@@ -1,6 +1,7 @@
 // The page a browser lands on after paying: it asks the same address for the JSON (which issues the key once)
 // and shows the key with a copy button, or why no key is shown (/assets/session-key.js).
-import { sitePage } from './layout.ts';
+import { SHOWN_ONCE } from '../accounts/api-key.ts';
+import { escapeHtml, sitePage } from './layout.ts';
 
 export const SESSION_KEY_PAGE = sitePage(
   'Your imgpipe API key',
@@ -12,7 +13,7 @@ it is kept only as a hash and cannot be shown again.</p>
 <code id="key" class="key"></code>
 <div class="row"><button id="copy" type="button">Copy key</button><span id="copied" class="status ok" role="status"></span></div>
 </div>
-<p id="message" class="status" role="status"></p>
+<p id="message" class="status" role="status" data-issued="${escapeHtml(`Your API key is ${SHOWN_ONCE}`)}"></p>
 <p id="facts" class="note"></p>
 <section class="panel">
 <h2>Next steps</h2>

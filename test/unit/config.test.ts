@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { looksLikeApiKey } from '../../src/accounts/api-key.ts';
 
 test('config: defaults are those of operator-contract §3', () => {
   const c = loadConfig({});
@@ -70,6 +71,22 @@ for (const [name, value] of invalid) {
     );
   });
 }
+
+test('config: a DEV_KEY is accepted exactly when it has the shape requests authenticate with', () => {
+  for (const length of [31, 32, 128, 129]) {
+    const key = `imgp_${'k'.repeat(length)}`;
+    const accepted = (() => {
+      try {
+        return loadConfig({ DEV_KEY: key }).devKey === key;
+      } catch (err) {
+        assert.ok(err instanceof ConfigError && err.message.includes('DEV_KEY'), String(err));
+        return false;
+      }
+    })();
+    assert.equal(accepted, looksLikeApiKey(key), `DEV_KEY of ${length} characters after imgp_`);
+  }
+  assert.throws(() => loadConfig({ DEV_KEY: `imgp_${'k'.repeat(129)}` }), /DEV_KEY/);
+});
 
 test('config: STRIPE_SECRET_KEY without STRIPE_WEBHOOK_SECRET is refused', () => {
   assert.throws(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }), /STRIPE_WEBHOOK_SECRET/);

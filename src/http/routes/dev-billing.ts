@@ -6,7 +6,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { receiveProviderEvent } from '../../billing/events.ts';
 import type { HostedBillingPages, SignedEvent } from '../../billing/provider.ts';
-import { PAID_TIERS, TIERS, type Tier } from '../../config.ts';
+import { PAID_TIERS, isTier, type Tier } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import { billingDeps } from './billing.ts';
 import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billing/errors.ts';
@@ -24,8 +24,7 @@ const TIER_FORM = {
   ),
 };
 
-const asTier = (value: unknown): Tier | undefined =>
-  typeof value === 'string' && TIERS.includes(value as Tier) ? (value as Tier) : undefined;
+const asTier = (value: unknown): Tier | undefined => (isTier(value) ? value : undefined);
 
 export async function devBillingRoutes(
   scope: FastifyInstance,

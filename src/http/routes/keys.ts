@@ -1,7 +1,7 @@
 // POST /v1/keys/rotate (Bearer), POST /v1/keys/recover and GET /v1/keys/recover/verify.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { generateApiKey, hashApiKey, parseBearerToken } from '../../accounts/api-key.ts';
+import { generateApiKey, hashApiKey, parseBearerToken, SHOWN_ONCE } from '../../accounts/api-key.ts';
 import type { AppContext } from '../../context.ts';
 import { invalidApiKey } from '../../accounts/errors.ts';
 import { replaceActiveKey, revokeKeyByHash } from '../../store/keys.ts';
@@ -78,7 +78,7 @@ async function rotateRoute(app: FastifyInstance, { ctx }: { ctx: AppContext }): 
         apiKey,
         email: account.email,
         tier: account.tier,
-        message: 'The key you sent is revoked. The new key is shown only this once: store it now.',
+        message: `The key you sent is revoked. The new key is ${SHOWN_ONCE}`,
       };
     },
   );

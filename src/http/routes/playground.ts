@@ -1,13 +1,11 @@
-// GET /: the playground page (static HTML, JS and CSS from src/http/static; no external assets); the /assets of
-// the other pages and GET /account.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// GET /: the playground page (src/pages/playground.ts; its JS and CSS from src/http/static, no external assets),
+// and GET /account.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ACCOUNT_PAGE } from '../../pages/account.ts';
 import { z } from 'zod';
 import { success, errorAnswers } from '../openapi.ts';
-import { repositoryPath } from '../../paths.ts';
+import { PLAYGROUND_PAGE } from '../../pages/playground.ts';
 
 const PLAYGROUND_SCHEMA = {
   operationId: 'playground',
@@ -19,43 +17,29 @@ const PLAYGROUND_SCHEMA = {
   },
 };
 
-export const STATIC_DIR = repositoryPath('src/http/static/');
-
 /** Everything the page loads comes from this instance; results are shown from blob: URLs. */
 const PLAYGROUND_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
   "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
+/** The playground's files → their names in src/http/static. */
 const FILES = {
-  '/': { file: 'playground.html', type: 'text/html; charset=utf-8' },
-  '/playground.js': { file: 'playground.js', type: 'text/javascript; charset=utf-8' },
-  '/playground-delivery.js': { file: 'playground-delivery.js', type: 'text/javascript; charset=utf-8' },
-  '/playground.css': { file: 'playground.css', type: 'text/css; charset=utf-8' },
-} as const;
-
-/** The stylesheet and scripts of the pages under src/pages (they run under the default CSP: scripts from here). */
-const ASSETS = {
-  'site.css': 'text/css; charset=utf-8',
-  'portal.js': 'text/javascript; charset=utf-8',
-  'pricing-plan.js': 'text/javascript; charset=utf-8',
-  'pricing.js': 'text/javascript; charset=utf-8',
-  'account.js': 'text/javascript; charset=utf-8',
-  'account-delivery.js': 'text/javascript; charset=utf-8',
-  'session-key.js': 'text/javascript; charset=utf-8',
-  'verify.js': 'text/javascript; charset=utf-8',
-  'words.js': 'text/javascript; charset=utf-8',
+  '/playground.js': 'playground.js',
+  '/playground-delivery.js': 'playground-delivery.js',
+  '/playground.css': 'playground.css',
 } as const;
 
 export async function playgroundRoutes(app: FastifyInstance, _opts: { ctx: AppContext }): Promise<void> {
-  for (const [path, { file, type }] of Object.entries(FILES)) {
-    const body = await readFile(join(STATIC_DIR, file));
-    app.get(path, { schema: path === '/' ? PLAYGROUND_SCHEMA : { hide: true } }, async (_request, reply) =>
-      reply.type(type).header('Content-Security-Policy', PLAYGROUND_CSP).send(body),
+  app.get('/', { schema: PLAYGROUND_SCHEMA }, async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('Content-Security-Policy', PLAYGROUND_CSP)
+      .send(PLAYGROUND_PAGE),
+  );
+  for (const [path, file] of Object.entries(FILES)) {
+    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('Content-Security-Policy', PLAYGROUND_CSP).sendFile(file),
     );
-  }
-  for (const [file, type] of Object.entries(ASSETS)) {
-    const body = await readFile(join(STATIC_DIR, file));
-    app.get(`/assets/${file}`, async (_request, reply) => reply.type(type).send(body));
   }
   app.get('/account', async (_request, reply) => reply.type('text/html; charset=utf-8').send(ACCOUNT_PAGE));
 }

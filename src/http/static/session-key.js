@@ -3,9 +3,12 @@ import { explainError, RECOVER_LINK, retryAfterOf, sayWords } from './words.js';
 
 const $ = (id) => document.getElementById(id);
 
-/** What happened to the key, in words, by the answer's reason (its message names API paths for developers). */
+/**
+ * What happened to the key, in words, by the answer's reason (its message names API paths for developers); the
+ * words of a key issued now come with the page (src/pages/session-key.ts), from the API's own wording.
+ */
 const REASONS = {
-  issued: { text: 'Your API key is shown only this once: store it now.' },
+  issued: { text: $('message').dataset.issued },
   account_has_key: {
     text:
       'Your plan is active on the API key this account already has: no new key was issued, so keep using it. ' +

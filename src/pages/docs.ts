@@ -1,4 +1,5 @@
-<!doctype html>
+// GET /docs: the shell of Swagger UI (its files under /docs/assets/, served from node_modules; docs.js starts it).
+export const DOCS_PAGE = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -13,3 +14,4 @@
     <script src="/docs/assets/docs.js"></script>
   </body>
 </html>
+`;

@@ -1,4 +1,6 @@
-<!doctype html>
+// GET /: the playground, a page of its own (no site layout): its stylesheet and scripts are /playground.css,
+// /playground.js and /playground-delivery.js from src/http/static, under the playground's own CSP.
+export const PLAYGROUND_PAGE = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -150,3 +152,4 @@
     <script src="/playground-delivery.js" type="module"></script>
   </body>
 </html>
+`;
