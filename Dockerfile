@@ -1,4 +1,14 @@
-# imgpipe: production install (no dev dependencies), run as the unprivileged `node` user.
+# imgpipe: built in one stage (the full install: esbuild bundles src/ into dist/), shipped in another with the bundle
+# and the production dependencies only: no compiler and no TypeScript source in the image. Runs as `node`.
+FROM node:20-slim AS build
+
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json ./
+COPY bin ./bin
+COPY src ./src
+# npm ci also builds dist/ ("prepare": bin/build.js), so the sources come first; prune then drops the dev dependencies.
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
+
 FROM node:20-slim
 
 WORKDIR /app
@@ -7,13 +17,13 @@ ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data
 
-COPY package.json package-lock.json tsconfig.json ./
+COPY package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 COPY bin ./bin
-COPY src ./src
-# /docs shows the runnable examples as they are in the repository.
+# Read at run time: the pages' scripts and styles, and the runnable examples /docs shows as they are in the repository.
+COPY src/http/static ./src/http/static
 COPY examples ./examples
-# npm ci also builds the bundle the server starts from ("prepare": bin/build.js), so the sources come first.
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # SQLite file and dev mail outbox when DATABASE_URL is not PostgreSQL.
 RUN mkdir -p /data && chown node:node /data

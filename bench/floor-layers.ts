@@ -30,7 +30,7 @@ import { operationsSchema, type Operations } from '../src/pipeline/operations.ts
 import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
-import { insertApiKey } from '../src/store/keys.ts';
+import { insertApiKeyUnlessActive } from '../src/store/keys.ts';
 import {
   floorLimits,
   readUploadPlain,
@@ -79,7 +79,7 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   if (store) {
     await migrateStore(store.db);
     const account = await findOrCreateAccount(store.db, 'floor@example.com', 'free');
-    await insertApiKey(store.db, account.id, hashApiKey(process.env.FLOOR_API_KEY ?? ''));
+    await insertApiKeyUnlessActive(store.db, account.id, hashApiKey(process.env.FLOOR_API_KEY ?? ''));
   }
   const ctx = { store } as unknown as AppContext;
 

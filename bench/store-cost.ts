@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { generateApiKey, hashApiKey } from '../src/accounts/api-key.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
-import { findActiveKeyOwner, insertApiKey } from '../src/store/keys.ts';
+import { findActiveKeyOwner, insertApiKeyUnlessActive } from '../src/store/keys.ts';
 import { decrementUsage, incrementUsageBelowLimit } from '../src/store/usage.ts';
 import { fmt, table } from './report.ts';
 
@@ -31,7 +31,7 @@ async function measureDialect(dialect: string, url: string, n: number): Promise<
     await migrateStore(store.db);
     const account = await findOrCreateAccount(store.db, `bench-${Date.now()}@example.com`, 'free');
     const key = generateApiKey();
-    await insertApiKey(store.db, account.id, hashApiKey(key));
+    await insertApiKeyUnlessActive(store.db, account.id, hashApiKey(key));
     const month = new Date().toISOString().slice(0, 7);
     const ops: [string, () => Promise<unknown>][] = [
       ['auth: hash the key + findActiveKeyOwner', () => findActiveKeyOwner(store.db, hashApiKey(key))],

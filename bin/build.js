@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 // Bundles the TypeScript sources into dist/ (run by `npm ci`/`npm install` through "prepare", or `npm run build`):
 // starting from one prebuilt file instead of compiling through tsx roughly halves start-up time (BENCHMARKS.md).
-// bin/imgpipe.js uses the bundle only while it matches src/, so an edited checkout still runs what it holds.
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// In development bin/imgpipe.js uses the bundle only while no source changed after it (bin/launch-mode.js).
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { buildInputHash, ROOT } from './fresh-bundle.js';
+import { ROOT } from './launch-mode.js';
 
 const dist = join(ROOT, 'dist');
 mkdirSync(dist, { recursive: true });
 // Built aside, then renamed in (build.json last): a server starting meanwhile never reads a half-written bundle.
 const staging = mkdtempSync(join(dist, '.build-'));
 try {
-  const hash = buildInputHash();
+  // A file-system time (the clock file times use) taken before esbuild reads a source: a source edited from here
+  // on is newer or equal, and makes the bundle stale for bin/launch-mode.js.
+  const sourcesAsOf = statSync(staging).mtimeMs;
   await build({
     entryPoints: {
       imgpipe: join(ROOT, 'src/cli/index.ts'),
@@ -30,7 +32,7 @@ try {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
-  writeFileSync(join(staging, 'build.json'), `${JSON.stringify({ sourceHash: hash })}\n`);
+  writeFileSync(join(staging, 'build.json'), `${JSON.stringify({ sourcesAsOf })}\n`);
   const files = readdirSync(staging).filter((file) => file !== 'build.json');
   for (const file of [...files, 'build.json']) renameSync(join(staging, file), join(dist, file));
 } finally {

@@ -1,5 +1,5 @@
 // owns: running the server process: config → context → server → listen, dev key, and graceful shutdown.
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { seedDevKey } from './accounts/dev-key.ts';
 import { refundAbandonedReservations } from './accounts/quota.ts';
@@ -15,32 +15,57 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer & { devKey: string | undefined }> {
-  const log = createLogger(config);
-  const sqliteFile = sqliteFileOf(config.databaseUrl);
+/**
+ * The config with the port that will be listened on, so that it is final before anything is built from it: links
+ * name that port unless PUBLIC_BASE_URL says otherwise, and PORT=0 asks for any free one. That one is held by a
+ * socket of its own until `release`, just before the server listens on it.
+ */
+async function withListenPort(config: Config): Promise<{ config: Config; release: () => Promise<void> }> {
+  if (config.port !== 0 || !config.publicBaseUrlFromPort) return { config, release: async () => {} };
+  const holder = createServer();
+  await new Promise<void>((resolve, reject) => {
+    holder.once('error', reject);
+    holder.listen({ port: 0, host: config.host }, resolve);
+  });
+  const { port } = holder.address() as AddressInfo;
+  return {
+    config: { ...config, port, publicBaseUrl: localBaseUrl(config.host, port) },
+    // Resolves also when already released (close then reports that the socket is not listening).
+    release: () => new Promise((resolve) => holder.close(() => resolve())),
+  };
+}
+
+export async function startServer(
+  givenConfig: Config,
+): Promise<RunningServer & { devKey: string | undefined }> {
+  const log = createLogger(givenConfig);
+  const sqliteFile = sqliteFileOf(givenConfig.databaseUrl);
   // Before the store is opened: a second server on the same file must not touch it (refunds at start would
   // take the first one's reservations for abandoned).
   const unlock = sqliteFile ? await lockSqliteForServe(sqliteFile) : () => {};
+  let release = async () => {};
   let ctx: AppContext | undefined;
   let app: FastifyInstance | undefined;
   let url: string;
   let devKey: string | undefined;
   try {
-    ctx = await createContext(config, log);
+    const listenPort = await withListenPort(givenConfig);
+    release = listenPort.release;
+    ctx = await createContext(listenPort.config, log);
     devKey = await seedDevKey(ctx);
     await refundUnitsOfDeadRequests(ctx);
     app = await buildServer(ctx);
-    url = await app.listen({ port: config.port, host: config.host });
+    await app.ready();
+    await release();
+    url = await app.listen({ port: ctx.config.port, host: ctx.config.host });
   } catch (err) {
+    await release();
     await app?.close();
     await ctx?.close();
     unlock();
     throw err;
   }
   const started = { app, ctx };
-  const { port } = app.server.address() as AddressInfo;
-  // Links follow the port actually listened on (PORT=0 picks one) unless PUBLIC_BASE_URL says otherwise.
-  if (config.publicBaseUrlFromPort) config.publicBaseUrl = localBaseUrl(config.host, port);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -138,7 +163,7 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const server = await starting;
-  process.stderr.write(startupSummary(config.publicBaseUrl, server.devKey, config.devMailPage));
+  process.stderr.write(startupSummary(server.ctx.config.publicBaseUrl, server.devKey, config.devMailPage));
   // Started by bin/imgpipe.js's relaunch (thread pool sizing): when that process dies, even by SIGKILL, this one
   // dies the same way, so killing the pid a process manager knows never leaves a server behind.
   if (process.channel) {

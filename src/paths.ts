@@ -18,3 +18,8 @@ declare const __IMGPIPE_BUNDLE__: boolean | undefined;
 
 /** True in the prebuilt bundle (bin/build.js defines the constant), false when tsx runs the sources. */
 export const RUNS_FROM_BUNDLE = typeof __IMGPIPE_BUNDLE__ !== 'undefined' && __IMGPIPE_BUNDLE__;
+
+/** Node's arguments for an isolated child (src/pipeline/isolated-child.ts), run the way this process runs. */
+export const ISOLATED_CHILD_ARGS = RUNS_FROM_BUNDLE
+  ? [repositoryPath('dist/isolated-child.mjs')]
+  : ['--import', 'tsx', repositoryPath('src/pipeline/isolated-child.ts')];

@@ -2,11 +2,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/schema.ts';
-import { findOrCreateAccount } from '../store/accounts.ts';
-import { findKeyByHash, insertApiKey, revokeActiveKey } from '../store/keys.ts';
+import { findOrCreateAccount, hasAnyAccount } from '../store/accounts.ts';
+import { findKeyByHash } from '../store/keys.ts';
 import { hashApiKey } from './api-key.ts';
 import { isUniqueViolation } from '../store/errors.ts';
-import { issueFirstKey } from './key-issuer.ts';
+import { issueFirstKey, replaceAccountKey } from './key-issuer.ts';
 
 export const DEV_ACCOUNT_EMAIL = 'dev@localhost';
 
@@ -26,10 +26,7 @@ export async function seedDevKey(ctx: DevKeyDeps): Promise<string | undefined> {
     if (await findKeyByHash(db, hash)) return undefined;
     const account = await findOrCreateAccount(db, DEV_ACCOUNT_EMAIL, 'free');
     try {
-      await db.transaction().execute(async (trx) => {
-        await revokeActiveKey(trx, account.id);
-        await insertApiKey(trx, account.id, hash);
-      });
+      await replaceAccountKey(db, account.id, devKey);
     } catch (err) {
       // Another instance starting at the same time seeded it first.
       if (isUniqueViolation(err) && (await findKeyByHash(db, hash))) return undefined;
@@ -39,8 +36,7 @@ export async function seedDevKey(ctx: DevKeyDeps): Promise<string | undefined> {
     return devKey;
   }
   if (ctx.config.isProduction) return undefined;
-  const anyAccount = await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
-  if (anyAccount) return undefined;
+  if (await hasAnyAccount(db)) return undefined;
   const account = await findOrCreateAccount(db, DEV_ACCOUNT_EMAIL, 'free');
   const key = await issueFirstKey(db, account.id);
   if (key) ctx.log.info(`dev key: ${key} (free tier, ${DEV_ACCOUNT_EMAIL}; shown once)`);

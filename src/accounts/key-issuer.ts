@@ -1,27 +1,46 @@
-// Issuing and replacing API keys: the plaintext leaves here once, only the hash is stored.
+// The API key lifecycle, the one place that makes keys: issue a first key, rotate the presented key, recover
+// (inside the transaction that consumed a recovery link), replace (the CLI, the dev key). The plaintext leaves here
+// once; only its hash is stored, and the key it replaces stops working in the same transaction.
 import type { Db } from '../store/schema.ts';
-import { isUniqueViolation } from '../store/errors.ts';
-import { insertApiKey, replaceActiveKey } from '../store/keys.ts';
+import { insertApiKeyUnlessActive, replaceActiveKey, revokeKeyByHash } from '../store/keys.ts';
 import { generateApiKey, hashApiKey } from './api-key.ts';
 
-/** Revokes the account's active key (if any) and returns a new one; concurrent calls never fail, the last wins. */
-export async function replaceAccountKey(db: Db, accountId: string): Promise<string> {
-  const key = generateApiKey();
-  await db.transaction().execute((trx) => replaceActiveKey(trx, accountId, hashApiKey(key)));
+/** Makes `key` the account's one active key inside the transaction `trx`, revoking whichever key is active. */
+async function activate(trx: Db, accountId: string, key: string): Promise<string> {
+  await replaceActiveKey(trx, accountId, hashApiKey(key));
   return key;
 }
 
 /**
  * Issues a key only when the account has no active one; returns null otherwise. The store's one-active-key
- * index decides races, so concurrent callers get exactly one key between them.
+ * index decides races, so concurrent callers get exactly one key between them. Safe inside a transaction.
  */
 export async function issueFirstKey(db: Db, accountId: string): Promise<string | null> {
   const key = generateApiKey();
-  try {
-    await insertApiKey(db, accountId, hashApiKey(key));
-    return key;
-  } catch (err) {
-    if (isUniqueViolation(err)) return null;
-    throw err;
-  }
+  return (await insertApiKeyUnlessActive(db, accountId, hashApiKey(key))) ? key : null;
+}
+
+/**
+ * Makes `key` (a new one unless given) the account's one active key and returns it, revoking the active one in the
+ * same transaction; concurrent calls never fail, the last wins.
+ */
+export function replaceAccountKey(db: Db, accountId: string, key = generateApiKey()): Promise<string> {
+  return db.transaction().execute((trx) => activate(trx, accountId, key));
+}
+
+/** Recovery: inside `trx`, the transaction that consumed the link, a new key replaces the account's. */
+export function recoverAccountKey(trx: Db, accountId: string): Promise<string> {
+  return activate(trx, accountId, generateApiKey());
+}
+
+/**
+ * Rotation: revokes exactly the presented key and returns a new one, or null when that key was already revoked.
+ * Revoking the presented key, not whichever is active, makes two racing rotations of one key yield one new key,
+ * not two: the loser gets null. A racing recovery is absorbed by replaceActiveKey.
+ */
+export function rotateKey(db: Db, accountId: string, presentedKey: string): Promise<string | null> {
+  return db.transaction().execute(async (trx) => {
+    if (!(await revokeKeyByHash(trx, hashApiKey(presentedKey)))) return null;
+    return activate(trx, accountId, generateApiKey());
+  });
 }

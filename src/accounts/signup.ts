@@ -7,7 +7,6 @@ import type { ApiError } from '../errors.ts';
 import { invalidToken, tokenExpired, tokenUsed } from './errors.ts';
 import { linkMail, verifyLink } from '../mail/templates.ts';
 import { findOrCreateAccount } from '../store/accounts.ts';
-import { insertApiKeyUnlessActive, replaceActiveKey } from '../store/keys.ts';
 import { insertOutboxMail } from '../store/outbox.ts';
 import type { Db } from '../store/schema.ts';
 import {
@@ -17,7 +16,8 @@ import {
   insertMagicToken,
   type TokenPurpose,
 } from '../store/tokens.ts';
-import { generateApiKey, hashApiKey, SHOWN_ONCE } from './api-key.ts';
+import { SHOWN_ONCE } from './api-key.ts';
+import { issueFirstKey, recoverAccountKey } from './key-issuer.ts';
 import { takeMailAllowance } from './rate-limit.ts';
 
 /** The one answer of POST /v1/signup and POST /v1/keys/recover, whatever the address. */
@@ -140,15 +140,11 @@ export async function verifyMagicLink(
     const email = await consumeMagicToken(trx, tokenHash, purpose, now);
     if (email === undefined) return undefined;
     const account = await findOrCreateAccount(trx, email);
-    const key = generateApiKey();
     if (purpose === 'recover') {
-      await replaceActiveKey(trx, account.id, hashApiKey(key));
-      return { account, apiKey: key, message: MESSAGES.replaced };
+      return { account, apiKey: await recoverAccountKey(trx, account.id), message: MESSAGES.replaced };
     }
-    const issued = await insertApiKeyUnlessActive(trx, account.id, hashApiKey(key));
-    return issued
-      ? { account, apiKey: key, message: MESSAGES.issued }
-      : { account, apiKey: null, message: MESSAGES.alreadyActive };
+    const apiKey = await issueFirstKey(trx, account.id);
+    return { account, apiKey, message: apiKey === null ? MESSAGES.alreadyActive : MESSAGES.issued };
   });
   if (!result) throw await tokenFailure(db, tokenHash, purpose, now);
   return {

@@ -9,7 +9,7 @@ import { declaredSize, MAX_JPEG_SCANS, readJpegStructure } from './input-header.
 import type { Operations } from './operations.ts';
 import { autoFormatCandidates } from './output-search.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
-import { repositoryPath, RUNS_FROM_BUNDLE } from '../paths.ts';
+import { ISOLATED_CHILD_ARGS } from '../paths.ts';
 
 export interface IsolatedJob {
   input: Uint8Array;
@@ -25,11 +25,6 @@ export interface IsolatedProcessor {
   run(input: Buffer, ops: Operations, limits: ProcessLimits, signal: AbortSignal): Promise<ProcessedImage>;
   close(): void;
 }
-
-/** The child's entry: its own bundle beside the service's, or its source run through tsx. */
-const CHILD = RUNS_FROM_BUNDLE
-  ? { entry: repositoryPath('dist/isolated-child.mjs'), execArgv: [] }
-  : { entry: repositoryPath('src/pipeline/isolated-child.ts'), execArgv: ['--import', 'tsx'] };
 
 /** `risky`: only what needsIsolation marks; `all`: every job (ISOLATE_JOBS). */
 export type IsolationMode = 'risky' | 'all';
@@ -114,8 +109,7 @@ function startChild(memoryLimitBytes: number): ChildProcess {
       'ulimit -d "$0" 2>/dev/null; exec "$@"',
       String(Math.ceil(memoryLimitBytes / 1024)),
       process.execPath,
-      ...CHILD.execArgv,
-      CHILD.entry,
+      ...ISOLATED_CHILD_ARGS,
     ],
     { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
   );

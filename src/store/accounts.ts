@@ -24,6 +24,11 @@ export async function findAccountById(db: Db, id: string): Promise<Account | und
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** True once any account exists (the dev key is seeded only into an empty store). */
+export async function hasAnyAccount(db: Db): Promise<boolean> {
+  return (await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
 /** Returns the account of that e-mail, creating it on the given tier when missing (safe under races). */
 export async function findOrCreateAccount(db: Db, email: string, tier = 'free'): Promise<Account> {
   await db

@@ -183,6 +183,11 @@ async function migrateSqlite(db: Db): Promise<void> {
   });
 }
 
+/** The cheapest statement the database must answer: readiness (GET /readyz). */
+export async function pingStore(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
 /** Creates or upgrades the schema; safe when several instances start at once. */
 export async function migrateStore(db: Db): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) await migratePostgres(db);

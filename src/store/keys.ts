@@ -39,11 +39,6 @@ function activeKeyRow(accountId: string, keyHash: string) {
   };
 }
 
-/** Inserts an active key; throws a unique violation when the account already has one. */
-export async function insertApiKey(db: Db, accountId: string, keyHash: string): Promise<void> {
-  await db.insertInto('api_keys').values(activeKeyRow(accountId, keyHash)).execute();
-}
-
 /** Revokes the active key(s) matching `column = value`; returns whether one was revoked. */
 async function revokeActiveKeysWhere(
   db: Db,

@@ -4,10 +4,10 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { imageForm } from '../helpers/multipart.ts';
@@ -215,24 +215,93 @@ test('node bin/imgpipe.js serve: SIGKILL of the launched pid leaves no server ru
   assert.equal(isRunning(launched.serverPid), false);
 });
 
-/** What the Dockerfile copies into the image besides the package files: the image holds these and nothing else. */
-function dockerCopiedPaths(): string[] {
-  return readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('COPY '))
-    .flatMap((l) => l.slice(5).trim().split(/\s+/).slice(0, -1))
-    .filter((p) => !p.startsWith('package'));
+interface DockerCopy {
+  /** The stage the files come from (`COPY --from=<stage>`), or undefined for the build context. */
+  from: string | undefined;
+  sources: string[];
+  dest: string;
 }
 
-test("the Dockerfile's image: the files it copies are enough to start, serve /docs and process an image", async (t) => {
+/** The Dockerfile's stages by name (the last one, the image, under ''), each with its COPY lines in order. */
+function dockerStages(): Map<string, DockerCopy[]> {
+  const stages = new Map<string, DockerCopy[]>();
+  let current: DockerCopy[] = [];
+  for (const line of readFileSync(join(ROOT, 'Dockerfile'), 'utf8').split('\n')) {
+    if (line.startsWith('FROM ')) {
+      current = [];
+      stages.set(/ AS (\S+)/i.exec(line)?.[1] ?? '', current);
+    } else if (line.startsWith('COPY ')) {
+      const words = line.slice(5).trim().split(/\s+/);
+      const from = words[0]?.startsWith('--from=') ? words.shift()?.slice(7) : undefined;
+      current.push({ from, sources: words.slice(0, -1), dest: words.at(-1) as string });
+    }
+  }
+  return stages;
+}
+
+/**
+ * The top-level packages `npm prune --omit=dev` keeps, from package-lock.json: the image's node_modules, linked
+ * here to this checkout's installed copies.
+ */
+function productionNodeModules(into: string): void {
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; link?: boolean }>;
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (!/^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) || entry.dev || entry.link) continue;
+    if (!existsSync(join(ROOT, path))) continue; // an optional package of another platform
+    mkdirSync(dirname(join(into, path)), { recursive: true });
+    symlinkSync(join(ROOT, path), join(into, path));
+  }
+}
+
+/**
+ * The Dockerfile's image, laid out as its stages would: the build stage's files and its build (what its `npm ci`
+ * runs as "prepare"), then the image's copies from the context and from that stage, with the production
+ * dependencies only.
+ */
+function dockerImage(t: TestContext): string {
+  const stages = dockerStages();
+  const image = stages.get('');
+  assert.ok(image, 'the Dockerfile has an image stage');
+  const built = new Map<string, string>();
+  for (const [name, copies] of stages) {
+    if (name === '') continue;
+    const dir = mkdtempSync(join(tmpdir(), `imgpipe-${name}-`));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    for (const { sources, dest } of copies) {
+      for (const path of sources)
+        cpSync(join(ROOT, path), join(dir, dest, dest.endsWith('/') ? basename(path) : ''), {
+          recursive: true,
+        });
+    }
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    execFileSync(process.execPath, ['bin/build.js'], { cwd: dir });
+    built.set(name, dir);
+  }
   const app = mkdtempSync(join(tmpdir(), 'imgpipe-image-'));
   t.after(() => rmSync(app, { recursive: true, force: true }));
-  for (const path of ['package.json', ...dockerCopiedPaths()]) {
-    cpSync(join(ROOT, path), join(app, path), { recursive: true });
+  for (const { from, sources, dest } of image) {
+    for (const path of sources) {
+      const target = join(app, dest, dest.endsWith('/') ? basename(path) : '');
+      if (from !== undefined && path === '/app/node_modules') {
+        productionNodeModules(app);
+        continue;
+      }
+      const source =
+        from === undefined ? join(ROOT, path) : join(built.get(from) as string, relative('/app', path));
+      cpSync(source, target, { recursive: true });
+    }
   }
-  symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'));
-  // What the image's `npm ci` runs as "prepare".
-  execFileSync(process.execPath, ['bin/build.js'], { cwd: app });
+  return app;
+}
+
+test("the Dockerfile's image: no compiler and no sources, yet it starts, serves /docs and processes an image", async (t) => {
+  const app = dockerImage(t);
+  for (const compiler of ['tsx', 'esbuild', 'typescript']) {
+    assert.equal(existsSync(join(app, 'node_modules', compiler)), false, `${compiler} is not in the image`);
+  }
+  assert.equal(existsSync(join(app, 'src', 'cli', 'index.ts')), false, 'no TypeScript sources');
   const launched = await launch(t, "the Dockerfile's CMD", {}, app);
   t.after(() => launched.child.kill('SIGKILL'));
   for (const page of ['/docs', '/openapi.json', '/', '/pricing']) {

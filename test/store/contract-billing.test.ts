@@ -25,7 +25,7 @@ import {
   writeAccountTier,
   writeSubscription,
 } from '../../src/store/subscriptions.ts';
-import { insertApiKey } from '../../src/store/keys.ts';
+import { insertApiKeyUnlessActive } from '../../src/store/keys.ts';
 import { isCheckoutSessionKnown, recordCheckoutSession } from '../../src/store/checkout-sessions.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
 
@@ -69,7 +69,7 @@ describeStoreContract('billing', (stores) => {
 
   test('checkout claims: accountHadKeyAtClaim is true only for an account that held a key before its claim', async () => {
     const [keyless, keyed] = [await newAccount(), await newAccount()];
-    await insertApiKey(stores.a.db, keyed.id, `hash_${randomUUID()}`);
+    await insertApiKeyUnlessActive(stores.a.db, keyed.id, `hash_${randomUUID()}`);
     const [first, second] = [`cs_${randomUUID()}`, `cs_${randomUUID()}`];
     // Times are stored to the millisecond: let each step have its own.
     await delay(3);
@@ -77,7 +77,7 @@ describeStoreContract('billing', (stores) => {
     await claimCheckoutSession(stores.b.db, second, keyed.id);
     await delay(3);
     // The key the keyless account's checkout issued comes after its claim.
-    await insertApiKey(stores.b.db, keyless.id, `hash_${randomUUID()}`);
+    await insertApiKeyUnlessActive(stores.b.db, keyless.id, `hash_${randomUUID()}`);
     assert.equal(await accountHadKeyAtClaim(stores.b.db, first), false, 'its key came with the checkout');
     assert.equal(await accountHadKeyAtClaim(stores.a.db, second), true, 'its key was there before');
     assert.equal(

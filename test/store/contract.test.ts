@@ -10,6 +10,7 @@ import {
   findAccountByEmail,
   findAccountById,
   findOrCreateAccount,
+  hasAnyAccount,
   normaliseEmail,
   setAccountTier,
 } from '../../src/store/accounts.ts';
@@ -17,7 +18,6 @@ import {
   findActiveKeyOwner,
   findKeyByHash,
   hasActiveKey,
-  insertApiKey,
   insertApiKeyUnlessActive,
   replaceActiveKey,
   revokeActiveKey,
@@ -32,7 +32,7 @@ import {
   incrementUsageBelowLimit,
   insertReservation,
 } from '../../src/store/usage.ts';
-import { migrateStore } from '../../src/store/db.ts';
+import { migrateStore, pingStore } from '../../src/store/db.ts';
 import { describeStoreContract, race, RACERS } from '../helpers/store-contract.ts';
 
 async function activeKeyHashes(db: Db, accountId: string): Promise<string[]> {
@@ -47,6 +47,18 @@ async function activeKeyHashes(db: Db, accountId: string): Promise<string[]> {
 
 describeStoreContract('accounts, keys, usage', (stores) => {
   const newAccount = () => findOrCreateAccount(stores.a.db, `${randomUUID()}@example.com`);
+
+  // First in this suite: its store starts empty.
+  test('accounts: hasAnyAccount is false on an empty store and true on every instance once one exists', async () => {
+    assert.equal(await hasAnyAccount(stores.b.db), false);
+    await newAccount();
+    assert.equal(await hasAnyAccount(stores.b.db), true);
+  });
+
+  test('readiness: pingStore answers on every instance', async () => {
+    await pingStore(stores.a.db);
+    await pingStore(stores.b.db);
+  });
 
   test('migrations: migrating an up-to-date database again, from two instances at once, changes nothing', async () => {
     const account = await findOrCreateAccount(stores.a.db, 'still-here@example.com');
@@ -117,8 +129,13 @@ describeStoreContract('accounts, keys, usage', (stores) => {
 
   test('keys: a second active key for one account is refused by the store', async () => {
     const account = await newAccount();
-    await insertApiKey(stores.a.db, account.id, hashApiKey(generateApiKey()));
-    await assert.rejects(insertApiKey(stores.b.db, account.id, hashApiKey(generateApiKey())));
+    const first = hashApiKey(generateApiKey());
+    assert.equal(await insertApiKeyUnlessActive(stores.a.db, account.id, first), true);
+    assert.equal(
+      await insertApiKeyUnlessActive(stores.b.db, account.id, hashApiKey(generateApiKey())),
+      false,
+    );
+    assert.deepEqual(await activeKeyHashes(stores.a.db, account.id), [first]);
   });
 
   test('keys: lookup by hash finds the owner; after revoke it finds nothing', async () => {

@@ -1,8 +1,8 @@
 // GET /healthz (the process serves) and GET /readyz (the store answers).
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { storeUnavailable } from '../../errors.ts';
+import { pingStore } from '../../store/db.ts';
 import { success, errorAnswers } from '../openapi.ts';
 import { healthResponseSchema } from '../schemas.ts';
 
@@ -24,7 +24,7 @@ export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
   app.get('/healthz', { schema: HEALTH_SCHEMA }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: READY_SCHEMA }, async () => {
     try {
-      await sql`select 1`.execute(ctx.store.db);
+      await pingStore(ctx.store.db);
     } catch (err) {
       throw storeUnavailable(err);
     }

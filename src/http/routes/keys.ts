@@ -1,10 +1,10 @@
 // POST /v1/keys/rotate (Bearer), POST /v1/keys/recover and GET /v1/keys/recover/verify.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { generateApiKey, hashApiKey, parseBearerToken, SHOWN_ONCE } from '../../accounts/api-key.ts';
+import { parseBearerToken, SHOWN_ONCE } from '../../accounts/api-key.ts';
+import { rotateKey } from '../../accounts/key-issuer.ts';
 import type { AppContext } from '../../context.ts';
 import { invalidApiKey } from '../../accounts/errors.ts';
-import { replaceActiveKey, revokeKeyByHash } from '../../store/keys.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { verifyHandler } from '../verify-page.ts';
 import { success, BEARER, errorAnswers } from '../openapi.ts';
@@ -63,16 +63,10 @@ async function rotateRoute(app: FastifyInstance, { ctx }: { ctx: AppContext }): 
     { onRequest: requireApiKey(ctx), schema: ROTATE_SCHEMA },
     async (request, reply) => {
       const account = accountOf(request);
-      const oldHash = hashApiKey(parseBearerToken(request.headers.authorization) ?? '');
-      const apiKey = generateApiKey();
-      // Revoking exactly the presented key makes two racing rotations of one key yield one new key, not two:
-      // the loser finds its key already revoked and gets 401. A racing recovery is absorbed by replaceActiveKey.
-      const rotated = await ctx.store.db.transaction().execute(async (trx) => {
-        if (!(await revokeKeyByHash(trx, oldHash))) return false;
-        await replaceActiveKey(trx, account.accountId, hashApiKey(apiKey));
-        return true;
-      });
-      if (!rotated) throw invalidApiKey(true);
+      const presented = parseBearerToken(request.headers.authorization) ?? '';
+      const apiKey = await rotateKey(ctx.store.db, account.accountId, presented);
+      // Two racing rotations of one key: the loser finds it already revoked.
+      if (apiKey === null) throw invalidApiKey(true);
       reply.header('Cache-Control', 'no-store');
       return {
         apiKey,
