@@ -1,6 +1,5 @@
 // owns: the Fastify instance: server timeouts, logging, the error handler and the registration of every route.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import fastifyAccepts from '@fastify/accepts';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import type { TrustProxy } from '../config.ts';
@@ -120,7 +119,6 @@ export async function buildServer(
     await scope.register(imageRoutes, { ctx });
     await scope.register(imageInfoRoutes, { ctx });
   });
-  await app.register(fastifyAccepts);
   await app.register(fastifyStatic, STATIC_FILES);
   await app.register(healthRoutes, { ctx });
   await app.register(signupRoutes, { ctx });

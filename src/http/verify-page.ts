@@ -1,7 +1,7 @@
-// The verify endpoints' content negotiation (@fastify/accepts): browsers and link scanners get the page of
+// The verify endpoints' content negotiation (accepts): browsers and link scanners get the page of
 // src/pages/verify.ts, whose button does the verify; API clients (application/json, */*, no Accept) get the JSON at
 // once. Only the JSON request consumes the token.
-import accepts, { type Accepts } from 'accepts';
+import accepts from 'accepts';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { linkState, verifyMagicLink, type VerifiedLink } from '../accounts/signup.ts';
@@ -9,18 +9,18 @@ import type { AppContext } from '../context.ts';
 import { verifyPageHtml } from '../pages/verify.ts';
 import type { TokenPurpose } from '../store/tokens.ts';
 
-/**
- * True when the client ranks HTML above JSON. JSON is listed first, so it wins whatever ranks them alike
- * (`*\/*`, no Accept); HTML wins with a higher q or a more specific range (`text/html, *\/*` is a browser or scanner).
- */
-export function htmlPreferred(negotiator: Pick<Accepts, 'type'>): boolean {
-  const best = negotiator.type(['json', 'html', 'xhtml']);
-  return best === 'html' || best === 'xhtml';
-}
+const bestOf = (accept: string) =>
+  accepts({ headers: { accept } } as IncomingMessage).type(['json', 'html', 'xhtml']);
 
-/** The same choice from an Accept header alone (the negotiator @fastify/accepts gives each request). */
+/**
+ * True when the client ranks HTML above JSON (`accepts` negotiates): a higher q or a more specific range
+ * (`text/html, *\/*` is a browser or scanner). The negotiator settles an explicit tie by header order, so the header
+ * is asked again reversed: a tie (`text/html, application/json`) stays JSON, as API clients expect.
+ */
 export function prefersHtml(accept: string | undefined): boolean {
-  return htmlPreferred(accepts({ headers: accept === undefined ? {} : { accept } } as IncomingMessage));
+  if (!accept) return false;
+  const reversed = accept.split(',').reverse().join(',');
+  return [accept, reversed].every((header) => bestOf(header) === 'html' || bestOf(header) === 'xhtml');
 }
 
 /** Assets from this origin only; the only request the script makes is the verify call to this same endpoint. */
@@ -37,7 +37,7 @@ export const VERIFY_PAGE_CSP = [
 /** GET handler of a verify endpoint: the page for browsers, the JSON (which consumes the token) otherwise. */
 export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
   return async (
-    request: Pick<FastifyRequest, 'method' | 'headers' | 'accepts'> & {
+    request: Pick<FastifyRequest, 'method' | 'headers'> & {
       query: { token?: string | string[] };
     },
     reply: FastifyReply,
@@ -49,7 +49,7 @@ export function verifyHandler(ctx: AppContext, purpose: TokenPurpose) {
       .header('Referrer-Policy', 'no-referrer');
     // HEAD (link checkers send it) is answered like the page: it must never consume the token.
     const { token } = request.query;
-    if (request.method === 'HEAD' || htmlPreferred(request.accepts())) {
+    if (request.method === 'HEAD' || prefersHtml(request.headers.accept)) {
       const state = await linkState(ctx, purpose, token);
       reply.type('text/html; charset=utf-8').header('Content-Security-Policy', VERIFY_PAGE_CSP);
       return verifyPageHtml(purpose, state, ctx.config.devMailPage);

@@ -75,6 +75,7 @@ test('content negotiation: HTML only when the client ranks it above JSON', () =>
     ['*/*', false],
     ['application/json', false],
     ['application/json, text/html', false],
+    ['text/html, application/json', false],
     ['text/html;q=0.5, application/json', false],
     ['application/*, text/html', true],
     ['text/html', true],

@@ -62,7 +62,7 @@ const PORTAL_SCHEMA = {
     ...errorAnswers(['no_billing_account', 'provider_unavailable', 'store_unavailable'], { auth: true }),
   },
 };
-import { htmlPreferred } from '../verify-page.ts';
+import { prefersHtml } from '../verify-page.ts';
 import { sessionNotFound } from '../../billing/errors.ts';
 
 export function billingDeps(ctx: AppContext): CheckoutDeps {
@@ -111,7 +111,7 @@ export async function billingRoutes(scope: FastifyInstance, { ctx }: { ctx: AppC
       .header('Vary', 'Accept')
       .header('Referrer-Policy', 'no-referrer');
     // A browser (the provider's redirect) gets the page, whose script asks for the JSON: API clients keep the JSON.
-    if (htmlPreferred(request.accepts()))
+    if (prefersHtml(request.headers.accept))
       return reply.type('text/html; charset=utf-8').send(SESSION_KEY_PAGE);
     const { id } = request.params;
     if (id.length > MAX_SESSION_ID_LENGTH) throw sessionNotFound();
