@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Migrator } from 'kysely';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import multipart from '@fastify/multipart';
 import { hashApiKey } from '../src/accounts/api-key.ts';
@@ -31,6 +32,7 @@ import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
 import { insertApiKey } from '../src/store/keys.ts';
+import { migrationProvider } from '../src/store/migrations/index.ts';
 import {
   floorLimits,
   readUploadPlain,
@@ -77,11 +79,16 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   const store =
     on('auth') || on('quota') ? openStore(databaseUrl, { poolSize: 1, statementTimeoutMs: 5000 }) : undefined;
   if (store) {
-    await migrateStore(store.db);
+    // FLOOR_MIGRATE_TO (bench only) stops at an older migration, to measure a schema change before and after.
+    const migrateTo = process.env.FLOOR_MIGRATE_TO;
+    if (migrateTo) {
+      const { error } = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(migrateTo);
+      if (error) throw error;
+    } else await migrateStore(store.db);
     const account = await findOrCreateAccount(store.db, 'floor@example.com', 'free');
     await insertApiKey(store.db, account.id, hashApiKey(process.env.FLOOR_API_KEY ?? ''));
   }
-  const ctx = { store } as unknown as AppContext;
+  const ctx = { store, liveness: { id: 'floor' } } as unknown as AppContext;
 
   const app = Fastify({
     ...(on('logging')
