@@ -1,6 +1,7 @@
 // owns: `node --import tsx bench/floor-ab.ts A B [W6]`: two floor variants (FLOOR_LAYERS lists) interleaved at 1 connection.
 // Outputs are replayed (FLOOR_REPLAY=1) unless FLOOR_REPLAY=0, so the difference is the HTTP path's; both children
-// inherit this environment (FLOOR_DATABASE_URL=sqlite::memory: takes the store's file I/O out).
+// inherit this environment (FLOOR_DATABASE_URL=sqlite::memory: takes the store's file I/O out). FLOOR_NODE_ARGS adds
+// node flags to both children, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (written when they stop).
 import { parseArgs } from 'node:util';
 import { loadBaseImage } from './inputs.ts';
 import { interleave, startFloor } from './floor.ts';
@@ -10,7 +11,13 @@ import { buildWorkloads } from './workloads.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '2' } },
+  options: {
+    rounds: { type: 'string', default: '4' },
+    seconds: { type: 'string', default: '2' },
+    // Extra environment of one side only, "K=V K=V": e.g. --env-a FLOOR_MIGRATE_TO=008-instances (schema before/after).
+    'env-a': { type: 'string', default: '' },
+    'env-b': { type: 'string', default: '' },
+  },
 });
 const [layersA = '', layersB = 'fastify', workloadId = 'W6'] = positionals;
 const workload = (await buildWorkloads(await loadBaseImage(false))).find((w) => w.id === workloadId);
@@ -23,16 +30,24 @@ const env = {
   MAX_CONCURRENT_JOBS: '2',
   FLOOR_API_KEY: apiKey,
 };
+const nodeArgs = (process.env.FLOOR_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+const sideEnv = (text: string) =>
+  Object.fromEntries(
+    text
+      .split(' ')
+      .filter((kv) => kv.includes('='))
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 const servers = [
-  await startFloor({ ...env, FLOOR_LAYERS: layersA }),
-  await startFloor({ ...env, FLOOR_LAYERS: layersB }),
+  await startFloor({ ...env, ...sideEnv(values['env-a']), FLOOR_LAYERS: layersA }, nodeArgs),
+  await startFloor({ ...env, ...sideEnv(values['env-b']), FLOOR_LAYERS: layersB }, nodeArgs),
 ];
 const clients = servers.map((server) => httpClient(server.origin, 1));
 const request = prepareImageRequest(apiKey, workload.input, workload.operations);
 try {
   const results = await interleave(
     servers.map((server, i) => ({
-      name: i === 0 ? `A [${layersA}]` : `B [${layersB}]`,
+      name: i === 0 ? `A [${layersA}] ${values['env-a']}` : `B [${layersB}] ${values['env-b']}`,
       job: () => (clients[i] as (typeof clients)[number]).post(request),
       cpuMs: server.cpuMs,
     })),

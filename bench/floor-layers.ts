@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Migrator } from 'kysely';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import multipart from '@fastify/multipart';
 import { hashApiKey } from '../src/accounts/api-key.ts';
@@ -31,6 +32,7 @@ import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
 import { insertApiKeyUnlessActive } from '../src/store/keys.ts';
+import { migrationProvider } from '../src/store/migrations/index.ts';
 import {
   floorLimits,
   readUploadPlain,
@@ -77,36 +79,54 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   const store =
     on('auth') || on('quota') ? openStore(databaseUrl, { poolSize: 1, statementTimeoutMs: 5000 }) : undefined;
   if (store) {
-    await migrateStore(store.db);
+    // FLOOR_MIGRATE_TO (bench only) stops at an older migration, to measure a schema change before and after.
+    const migrateTo = process.env.FLOOR_MIGRATE_TO;
+    if (migrateTo) {
+      const { error } = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
+        migrateTo,
+      );
+      if (error) throw error;
+    } else await migrateStore(store.db);
     const account = await findOrCreateAccount(store.db, 'floor@example.com', 'free');
     await insertApiKeyUnlessActive(store.db, account.id, hashApiKey(process.env.FLOOR_API_KEY ?? ''));
   }
-  const ctx = { store } as unknown as AppContext;
+  const ctx = { store, liveness: { id: 'floor' } } as unknown as AppContext;
 
-  const app = Fastify({
-    ...(on('logging')
-      ? {
-          loggerInstance: createLogger(config) as FastifyBaseLogger,
-          logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
-        }
-      : {}),
-    trustProxy: false,
-    bodyLimit: 1024 * 1024,
-    connectionTimeout: 0,
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: 10_000,
-    http: { headersTimeout: 20_000, connectionsCheckingInterval: 1_000 },
-    forceCloseConnections: 'idle',
-    return503OnClosing: false,
-    requestIdHeader: false,
-    genReqId: requestIdFor,
-  });
-  registerErrorHandler(app);
+  // FLOOR_FASTIFY_OMIT (bench only; any of options,errors,openapi,hooks,schema) takes parts of the fastify layer out,
+  // to tell Fastify's own cost from that of our options, error handler, OpenAPI, X-Request-Id hook and route schema.
+  const omit = new Set((process.env.FLOOR_FASTIFY_OMIT ?? '').split(','));
+  const app = Fastify(
+    omit.has('options')
+      ? {}
+      : {
+          ...(on('logging')
+            ? {
+                loggerInstance: createLogger(config) as FastifyBaseLogger,
+                logController: new LogController({
+                  disableRequestLogging: true,
+                  requestIdLogLabel: 'requestId',
+                }),
+              }
+            : {}),
+          trustProxy: false,
+          bodyLimit: 1024 * 1024,
+          connectionTimeout: 0,
+          requestTimeout: config.requestTimeoutMs,
+          keepAliveTimeout: 10_000,
+          http: { headersTimeout: 20_000, connectionsCheckingInterval: 1_000 },
+          forceCloseConnections: 'idle',
+          return503OnClosing: false,
+          requestIdHeader: false,
+          genReqId: requestIdFor,
+        },
+  );
+  if (!omit.has('errors')) registerErrorHandler(app);
   if (on('headers')) registerSecurityHeaders(app);
-  await registerOpenApi(app, config);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-Id', request.id);
-  });
+  if (!omit.has('openapi')) await registerOpenApi(app, config);
+  if (!omit.has('hooks'))
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('X-Request-Id', request.id);
+    });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     if (on('logging')) {
@@ -168,7 +188,7 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
       {
         ...(on('auth') ? { onRequest: requireApiKey(ctx) } : {}),
         config: { badBodyCode: 'bad_upload' },
-        schema: IMAGE_SCHEMA,
+        ...(omit.has('schema') ? {} : { schema: IMAGE_SCHEMA }),
       },
       async (request, reply) => {
         let limit = 0;

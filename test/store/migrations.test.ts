@@ -112,3 +112,39 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`migration 009-quota-reservations-one-page: ${dialect}`, { skip: skipReason(dialect) }, () => {
+    test('the reservations held before 009 are still there after it, so their units are still refunded', async (t) => {
+      const database = await createTestDatabase(dialect);
+      t.after(() => database.drop());
+      const store = openStore(database.url, TEST_STORE_OPTIONS);
+      t.after(() => store.close());
+      const before = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
+        '008-instances',
+      );
+      assert.equal(before.error, undefined);
+      const createdAt = new Date().toISOString();
+      await store.db
+        .insertInto('accounts')
+        .values({
+          id: 'a',
+          email: 'a@example.com',
+          email_key: 'a@example.com',
+          tier: 'free',
+          created_at: createdAt,
+        })
+        .execute();
+      const held = [
+        { id: 'r1', account_id: 'a', month: '2031-01', created_at: createdAt, instance_id: 'i1' },
+        { id: 'r2', account_id: 'a', month: '2031-01', created_at: createdAt, instance_id: null },
+      ];
+      await store.db.insertInto('quota_reservations').values(held).execute();
+      await migrateStore(store.db);
+      assert.deepEqual(
+        await store.db.selectFrom('quota_reservations').selectAll().orderBy('id').execute(),
+        held,
+      );
+    });
+  });
+}

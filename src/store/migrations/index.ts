@@ -8,6 +8,7 @@ import * as m005 from './005-checkout-sessions.ts';
 import * as m006 from './006-subscriptions.ts';
 import * as m007 from './007-delivery.ts';
 import * as m008 from './008-instances.ts';
+import * as m009 from './009-quota-reservations-one-page.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '006-subscriptions': m006,
   '007-delivery': m007,
   '008-instances': m008,
+  '009-quota-reservations-one-page': m009,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */
