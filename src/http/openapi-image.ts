@@ -4,6 +4,7 @@
 import type { ErrorCode } from '../errors.ts';
 import type { FastifySchema } from 'fastify';
 import { OUTPUT_FORMATS } from '../pipeline/operations.ts';
+import { URL_SOURCE_ERRORS } from '../fetch/errors.ts';
 import { examplesMarkdown } from './openapi-examples.ts';
 import { success, BEARER, errorAnswers, OPERATIONS_EXAMPLE } from './openapi.ts';
 
@@ -119,13 +120,7 @@ export const IMAGE_STATUS_TABLE = [
   'no_image',
   'bad_upload',
   'image_too_large',
-  'bad_url',
-  'bad_url_scheme',
-  'blocked_url',
-  'too_many_redirects',
-  'fetch_failed',
-  'fetch_timeout',
-  'fetch_busy',
+  ...URL_SOURCE_ERRORS,
   'busy',
   'process_timeout',
   'unprocessable_image',
