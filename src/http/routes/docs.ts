@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.ts';
 import { DOCS_PAGE } from '../../pages/docs.ts';
 import { assetNotFound } from '../request-errors.ts';
@@ -51,9 +52,13 @@ export async function docsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContex
     return reply.header('Cache-Control', 'public, max-age=3600').sendFile(file, dir);
   };
 
-  app.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) =>
-    sendAsset(request.params.file, reply),
-  );
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get(
+      '/docs/assets/:file',
+      { schema: { hide: true, params: z.object({ file: z.string() }) } },
+      async (request, reply) => sendAsset(request.params.file, reply),
+    );
   // Browsers ask every page's origin for /favicon.ico; without it each page logs a 404 in the console.
   app.get('/favicon.ico', async (_request, reply) => sendAsset('favicon-32x32.png', reply));
 }
