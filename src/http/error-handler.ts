@@ -18,6 +18,7 @@ import {
   requestTimeout,
   unreadableBody,
 } from './request-errors.ts';
+import { lingerOnClose } from './lingering-close.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 
 declare module 'fastify' {
@@ -92,6 +93,8 @@ export function registerErrorHandler(app: FastifyInstance): void {
     if (apiErr.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     if (apiErr.code === 'store_unavailable') request.log.warn({ err }, 'store unavailable');
     if (apiErr.code === 'blocked_url') request.log.info({ detail: String(apiErr.cause) }, 'url blocked');
+    // An answer that closes the connection while the body is still arriving (an upload over the limit).
+    if (apiErr.headers.Connection === 'close' && !request.raw.complete) lingerOnClose(request.raw.socket);
     return sendApiError(reply, apiErr);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -76,6 +76,42 @@ test('an oversized upload is refused while it streams: the server answers before
   assert.equal(await usedThisMonth(app), 0);
 });
 
+test('an upload over MAX_UPLOAD_BYTES sent whole before reading (as a streaming proxy does) still gets 413 image_too_large', async (t) => {
+  const app = await startTestServer(t, { MAX_UPLOAD_BYTES: '100000' });
+  const boundary = 'wholebody';
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="big.jpg"\r\n\r\n`;
+  const tail = `\r\n--${boundary}--\r\n`;
+  // Far over the limit and over the sockets' buffers, under what a refused connection is still read for.
+  const image = Buffer.alloc(6 * 1024 * 1024, 1);
+  const body = Buffer.concat([Buffer.from(head), image, Buffer.from(tail)]);
+  const port = Number(new URL(app.url).port);
+  const outcome = await new Promise<{ answer: string; error?: string }>((resolve) => {
+    let answer = '';
+    let reading = false;
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(
+        `POST /v1/image HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${app.key}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      socket.write(body, () => {
+        reading = true;
+        socket.resume();
+      });
+    });
+    // The answer is looked at only once the whole body is written, as nginx does with proxy_request_buffering off.
+    socket.pause();
+    socket.on('data', (d: Buffer) => {
+      if (reading) answer += d.toString();
+    });
+    socket.on('end', () => resolve({ answer }));
+    socket.on('error', (err) => resolve({ answer, error: err.message }));
+  });
+  assert.equal(outcome.error, undefined, `the connection was reset: ${outcome.answer}`);
+  assert.match(outcome.answer, /^HTTP\/1\.1 413/);
+  assert.match(outcome.answer, /"code":"image_too_large"/);
+  assert.equal(await usedThisMonth(app), 0);
+});
+
 test('a client that disconnects while its image is processed: slot released and quota unit refunded', async (t) => {
   const app = await startTestServer(t, { MAX_CONCURRENT_JOBS: '1', PROCESS_TIMEOUT_MS: '20000' });
   const form = imageForm(corpus('synthetic-limit-8000x5000.png'), { format: 'png' });
