@@ -25,7 +25,8 @@ export type ApplyOutcome = 'applied' | 'replayed' | 'stale' | 'ignored';
 
 /**
  * Records a subscription state observed at provider time `stamp`, then settles the account's tier from all its
- * subscriptions: the paying one started last decides, so the end of one leaves another's tier in force. An
+ * subscriptions: the highest paying tier decides (the later start between equals), so the end of one leaves
+ * another's tier in force. An
  * unknown price leaves everything alone. Run it inside a transaction: the account row's lock orders racing writers.
  */
 export async function applySubscriptionState(
@@ -65,8 +66,9 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
  * One subscription per account: once `current`, paid through a checkout, is applied to the account, every other
- * paying subscription of the account that started no later is cancelled at the provider and recorded as ended.
- * A subscription started later (made in the provider's dashboard, say) is left alone. Safe to run twice: a
+ * paying subscription of the account that started no later and is not of a higher tier is cancelled at the
+ * provider and recorded as ended. A subscription started later (made in the provider's dashboard, say), or of a
+ * higher tier (a cheaper checkout in the account's e-mail, which anyone can start), is left alone. Safe to run twice: a
  * subscription already ended reads as such.
  */
 export async function replacePreviousSubscriptions(
@@ -76,7 +78,10 @@ export async function replacePreviousSubscriptions(
 ): Promise<void> {
   const tier = tierForSubscription(current.status, current.priceTier);
   if (tier === undefined || tier === 'free') return;
-  const previous = replacedSubscriptions(await listAccountSubscriptions(deps.db, accountId), current);
+  const previous = replacedSubscriptions(await listAccountSubscriptions(deps.db, accountId), {
+    ...current,
+    tier,
+  });
   for (const old of previous) {
     const ended: SubscriptionState = (await deps.provider.cancelSubscription(old.id)) ?? {
       id: old.id,

@@ -23,6 +23,7 @@ import {
   formatMonthlyPrice,
   isPaidTier,
   LOCAL_PRICES_CENTS,
+  subscriptionInForce,
   type DisplayPrices,
   type PriceTable,
 } from './tiers.ts';
@@ -220,15 +221,24 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
   async describePortal(token: string): Promise<LocalPortalView | undefined> {
     const customer = await this.portalCustomer(token);
     if (!customer) return undefined;
-    const active = await local.findActiveLocalSubscription(this.db, customer.id);
+    const active = await this.subscriptionInForce(customer.id);
     return { email: customer.email, tier: active && isPaidTier(active.tier) ? active.tier : 'free' };
+  }
+
+  /** The active subscription whose tier the customer has (the service's own rule): the one the portal changes. */
+  private async subscriptionInForce(customerId: string): Promise<local.LocalSubscription | undefined> {
+    const active = await local.listActiveLocalSubscriptions(this.db, customerId);
+    const inForce = subscriptionInForce(
+      active.map((sub) => ({ id: sub.id, status: sub.status, tier: sub.tier, started_at: sub.created_at })),
+    );
+    return active.find((sub) => sub.id === inForce?.id);
   }
 
   /** Upgrade, downgrade (a paid tier) or cancel (`free`); returns the event to deliver. */
   async changeTier(token: string, tier: Tier): Promise<SignedEvent[]> {
     const customer = await this.portalCustomer(token);
     if (!customer) throw portalSessionNotFound();
-    const active = await local.findActiveLocalSubscription(this.db, customer.id);
+    const active = await this.subscriptionInForce(customer.id);
     const now = nowSeconds();
     if (tier === 'free') {
       if (!active) return [];

@@ -42,36 +42,46 @@ export interface HeldSubscription {
   started_at: number;
 }
 
-/** Later start first; the same second is settled by id, so every instance picks the same one. */
-function startedLater(a: HeldSubscription, b: HeldSubscription): boolean {
+/** Rank of a paid tier (PAID_TIERS lists them cheapest first); an unknown price ranks below every tier. */
+function tierRank(tier: string | null | undefined): number {
+  return (PAID_TIERS as readonly (string | null | undefined)[]).indexOf(tier);
+}
+
+/** The higher tier first, then the later start; the same second is settled by id, so every instance agrees. */
+function outranks(a: HeldSubscription, b: HeldSubscription): boolean {
+  if (tierRank(a.tier) !== tierRank(b.tier)) return tierRank(a.tier) > tierRank(b.tier);
   return a.started_at !== b.started_at ? a.started_at > b.started_at : a.id > b.id;
 }
 
 /**
- * The subscription whose tier the account has: of the paying ones with a known tier, the one started last.
+ * The subscription whose tier the account has: of the paying ones with a known tier, the highest tier, and of
+ * those the one started last. So a cheaper plan bought in the account's e-mail never lowers the one in force.
  * Undefined when none pays (the account is free).
  */
 export function subscriptionInForce<T extends HeldSubscription>(subs: readonly T[]): T | undefined {
   let inForce: T | undefined;
   for (const sub of subs) {
     if (!PAYING_STATUSES.includes(sub.status) || sub.tier === null) continue;
-    if (!inForce || startedLater(sub, inForce)) inForce = sub;
+    if (!inForce || outranks(sub, inForce)) inForce = sub;
   }
   return inForce;
 }
 
 /**
  * The subscriptions a paid checkout's subscription `current` replaces: every other paying one that started no
- * later (one started after it, made elsewhere, is not this checkout's to end). `started` undefined: all others.
+ * later and is not of a higher tier. One started after it (made elsewhere) is not this checkout's to end, and a
+ * higher plan is not either: a checkout needs only an e-mail, so a cheaper plan bought in someone's name must not
+ * cancel theirs (it runs beside it, below it, until one is cancelled in the portal). `started` undefined: any start.
  */
 export function replacedSubscriptions<T extends HeldSubscription>(
   subs: readonly T[],
-  current: { id: string; started: number | undefined },
+  current: { id: string; started: number | undefined; tier: PaidTier },
 ): T[] {
   return subs.filter(
     (sub) =>
       sub.id !== current.id &&
       PAYING_STATUSES.includes(sub.status) &&
+      tierRank(sub.tier) <= tierRank(current.tier) &&
       (current.started === undefined || sub.started_at <= current.started),
   );
 }

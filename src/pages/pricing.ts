@@ -26,8 +26,9 @@ function paidCard(tier: PaidTier, view: PricingView): string {
 const CURRENT_PLAN = `<section class="panel" id="current-plan" hidden>
 <h2>You are on the <span id="current-plan-tier"></span> plan</h2>
 <p>Account: <span id="current-plan-email"></span>. The usual way to change plan is the customer portal: the change
-applies at once. Buying another plan below also works: it <strong>replaces</strong> the current
-plan, which is then cancelled, so you never pay for two.</p>
+applies at once. Buying a higher plan below also works: it <strong>replaces</strong> the current
+plan, which is then cancelled, so you never pay for two. Move to a lower plan in the portal: bought here, it would
+run beside the current one, which a checkout never cancels for a cheaper plan.</p>
 <div class="row"><button type="button" id="current-plan-portal">Change plan in the customer portal</button></div>
 <p id="current-plan-status" class="status" role="status"></p>
 </section>`;

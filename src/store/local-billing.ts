@@ -53,18 +53,15 @@ export async function findLocalSubscription(db: Db, id: string): Promise<LocalSu
   return db.selectFrom('local_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The customer's newest active subscription, if any. */
-export async function findActiveLocalSubscription(
-  db: Db,
-  customerId: string,
-): Promise<LocalSubscription | undefined> {
+/** The customer's active subscriptions, newest first. */
+export async function listActiveLocalSubscriptions(db: Db, customerId: string): Promise<LocalSubscription[]> {
   return db
     .selectFrom('local_subscriptions')
     .selectAll()
     .where('customer_id', '=', customerId)
     .where('status', '=', 'active')
     .orderBy('created_at', 'desc')
-    .executeTakeFirst();
+    .execute();
 }
 
 export async function updateLocalSubscription(

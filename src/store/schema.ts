@@ -105,7 +105,7 @@ export interface BillingEventTable {
   received_at: string;
 }
 
-/** A provider subscription of an account; the account's tier is that of its paying one started last. */
+/** A provider subscription of an account; the account's tier is the highest of its paying ones (billing/tiers.ts). */
 export interface SubscriptionTable {
   id: string;
   account_id: string;

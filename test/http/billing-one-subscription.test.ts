@@ -1,6 +1,6 @@
-// One subscription per account (issue 23): a second checkout replaces the account's paying subscription at the
-// provider, on both providers; where the provider still holds two (made in Stripe's dashboard), the one started
-// last sets the tier and the end of either leaves the other in force.
+// One subscription per account (issue 23): a second checkout replaces the account's paying subscription of its
+// tier or lower at the provider, on both providers; where the provider still holds two (made in Stripe's
+// dashboard, or a cheaper checkout), the highest tier is in force and the end of either leaves the other's.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -79,6 +79,20 @@ for (const provider of PROVIDERS) {
       );
     });
 
+    test("a cheaper plan bought in the account's e-mail cancels nothing: the higher plan stays in force", async (t) => {
+      // A checkout needs only an e-mail: whoever buys a cheaper plan in someone's name must not lower theirs.
+      const h = await billingHarness(t, provider);
+      const first = await buy(h, 'scale', 'kept-higher@example.com');
+      const cheaper = await buy(h, 'starter', 'kept-higher@example.com');
+      assert.equal(cheaper.body.apiKey, null);
+      assert.equal(cheaper.body.tier, 'scale');
+      assert.equal(await providerStatus(h, first.subscriptionId), 'active');
+      assert.equal(await providerStatus(h, cheaper.subscriptionId), 'active');
+      assert.equal(await tierOf(h, 'kept-higher@example.com'), 'scale');
+      const image = await postImage(h, first.body.apiKey as string);
+      assert.equal(image.headers['x-service-quota-limit'], '100000');
+    });
+
     test('after a replacement, cancelling in the portal returns the account to free', async (t) => {
       const h = await billingHarness(t, provider);
       const { body } = await buy(h, 'starter', 'then-cancel@example.com');
@@ -90,17 +104,28 @@ for (const provider of PROVIDERS) {
   });
 }
 
+/** The local portal page of the account of `key`. */
+async function localPortalPage(h: BillingHarness, key: string): Promise<string> {
+  const portal = await h.app.inject({
+    method: 'POST',
+    url: '/v1/billing/portal',
+    headers: { authorization: `Bearer ${key}` },
+  });
+  return (await h.app.inject({ method: 'GET', url: new URL(portal.json().url).pathname })).body;
+}
+
 test('local portal: after a replacement the portal shows the plan in force', async (t) => {
   const h = await billingHarness(t, 'local');
   const { body } = await buy(h, 'starter', 'portal-shows@example.com');
   await buy(h, 'scale', 'portal-shows@example.com');
-  const portal = await h.app.inject({
-    method: 'POST',
-    url: '/v1/billing/portal',
-    headers: { authorization: `Bearer ${body.apiKey}` },
-  });
-  const page = await h.app.inject({ method: 'GET', url: new URL(portal.json().url).pathname });
-  assert.match(page.body, /Current plan: <strong id="tier">scale<\/strong>/);
+  assert.match(await localPortalPage(h, body.apiKey), /Current plan: <strong id="tier">scale<\/strong>/);
+});
+
+test('local portal: with a cheaper plan beside a higher one, the portal shows the higher, the plan in force', async (t) => {
+  const h = await billingHarness(t, 'local');
+  const { body } = await buy(h, 'growth', 'portal-beside@example.com');
+  await buy(h, 'starter', 'portal-beside@example.com');
+  assert.match(await localPortalPage(h, body.apiKey), /Current plan: <strong id="tier">growth<\/strong>/);
 });
 
 test('local provider: the replaced subscription ends with its deletion event, through the webhook path', async (t) => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import {
   completeLocalSession,
-  findActiveLocalSubscription,
+  listActiveLocalSubscriptions,
   findLocalCustomer,
   findLocalPortalCustomer,
   findLocalSession,
@@ -75,16 +75,18 @@ describeStoreContract('local provider', (stores) => {
     assert.equal(await findLocalSession(stores.a.db, 'cs_unknown'), undefined);
   });
 
-  test('subscriptions: insert, find, update; the active one found is the newest active', async () => {
+  test('subscriptions: insert, find, update; the active ones are listed newest first', async () => {
     const customer = await newCustomer();
     const older = subscription(customer.id, { created_at: T0 });
     const newer = subscription(customer.id, { created_at: T0 + 10, tier: 'scale' });
     const ended = subscription(customer.id, { created_at: T0 + 20, status: 'canceled' });
     for (const sub of [older, newer, ended]) await insertLocalSubscription(stores.a.db, sub);
     assert.deepEqual(await findLocalSubscription(stores.b.db, newer.id), newer);
-    assert.equal((await findActiveLocalSubscription(stores.b.db, customer.id))?.id, newer.id);
+    const ids = async (db: typeof stores.a.db) =>
+      (await listActiveLocalSubscriptions(db, customer.id)).map((sub) => sub.id);
+    assert.deepEqual(await ids(stores.b.db), [newer.id, older.id]);
     await updateLocalSubscription(stores.b.db, newer.id, { status: 'canceled', updated_at: T0 + 30 });
-    assert.equal((await findActiveLocalSubscription(stores.a.db, customer.id))?.id, older.id);
+    assert.deepEqual(await ids(stores.a.db), [older.id]);
     await updateLocalSubscription(stores.a.db, older.id, { tier: 'growth', updated_at: T0 + 40 });
     const changed = await findLocalSubscription(stores.b.db, older.id);
     assert.equal(changed?.tier, 'growth');

@@ -110,7 +110,7 @@ const held = (id: string, tier: string | null, status: string, started_at: numbe
   started_at,
 });
 
-test('subscriptionInForce: of the paying subscriptions with a known tier, the one started last', () => {
+test('subscriptionInForce: of the paying subscriptions with a known tier, the highest tier, then the one started last', () => {
   const old = held('sub_a', 'starter', 'active', 100);
   const newer = held('sub_b', 'scale', 'past_due', 200);
   assert.equal(subscriptionInForce([newer, old]), newer);
@@ -125,12 +125,19 @@ test('subscriptionInForce: of the paying subscriptions with a known tier, the on
     old,
     'an unknown price is not',
   );
+  assert.equal(
+    subscriptionInForce([newer, held('sub_cheaper', 'starter', 'active', 300)]),
+    newer,
+    'a cheaper plan started later does not lower the tier',
+  );
+  const laterScale = held('sub_f', 'scale', 'active', 250);
+  assert.equal(subscriptionInForce([newer, laterScale]), laterScale, 'between equal tiers, the later start');
   assert.equal(subscriptionInForce([held('sub_e', 'growth', 'unpaid', 1)]), undefined, 'none pays: free');
   assert.equal(subscriptionInForce([]), undefined);
 });
 
-test('subscriptionInForce: two started in the same second are settled by id, whatever the order', () => {
-  const a = held('sub_a', 'starter', 'active', 100);
+test('subscriptionInForce: two of one tier started in the same second are settled by id, whatever the order', () => {
+  const a = held('sub_a', 'growth', 'active', 100);
   const b = held('sub_b', 'growth', 'active', 100);
   assert.equal(subscriptionInForce([a, b]), b);
   assert.equal(subscriptionInForce([b, a]), b);
@@ -145,11 +152,28 @@ test('replacedSubscriptions: the other paying subscriptions that started no late
     held('sub_later', 'growth', 'active', 300),
   ];
   assert.deepEqual(
-    replacedSubscriptions(subs, { id: 'sub_new', started: 200 }).map((sub) => sub.id),
+    replacedSubscriptions(subs, { id: 'sub_new', started: 200, tier: 'scale' }).map((sub) => sub.id),
     ['sub_old', 'sub_same_second'],
   );
   assert.deepEqual(
-    replacedSubscriptions(subs, { id: 'sub_new', started: undefined }).map((sub) => sub.id),
+    replacedSubscriptions(subs, { id: 'sub_new', started: undefined, tier: 'scale' }).map((sub) => sub.id),
     ['sub_old', 'sub_same_second', 'sub_later'],
+  );
+});
+
+test('replacedSubscriptions: a checkout replaces plans of its tier or lower, never a higher one', () => {
+  const subs = [
+    held('sub_scale', 'scale', 'active', 100),
+    held('sub_growth', 'growth', 'active', 100),
+    held('sub_starter', 'starter', 'active', 100),
+    held('sub_unknown_price', null, 'active', 100),
+  ];
+  assert.deepEqual(
+    replacedSubscriptions(subs, { id: 'sub_new', started: 200, tier: 'growth' }).map((sub) => sub.id),
+    ['sub_growth', 'sub_starter', 'sub_unknown_price'],
+  );
+  assert.deepEqual(
+    replacedSubscriptions(subs, { id: 'sub_new', started: 200, tier: 'starter' }).map((sub) => sub.id),
+    ['sub_starter', 'sub_unknown_price'],
   );
 });
