@@ -116,7 +116,7 @@ export async function loadPhotos(dir: string, count: number): Promise<{ photos: 
   return { photos, source };
 }
 
-interface Setting {
+export interface Setting {
   label: string;
   encode: (s: Sharp, q: number) => Sharp;
   /** The slow settings only around where they meet the target, to keep the run short. */
@@ -137,14 +137,14 @@ export function settings(avifEffort: number): Setting[] {
   ];
 }
 
-interface GridPoint {
+export interface GridPoint {
   q: number;
   bytes: number;
   score: number;
   cpuMs: number;
 }
 
-async function encodeGrid(
+export async function encodeGrid(
   photo: Photo,
   setting: Setting,
   judge: Judge,

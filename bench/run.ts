@@ -7,6 +7,7 @@ import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
 import { avifTable, measureAvifAcrossImages, measureAvifEfforts } from './avif-effort.ts';
 import { coldStartTable, measureColdStart } from './cold-start.ts';
+import { encodersSection as measureEncoders } from './encoders.ts';
 import { floorGoalLines, floorTable, layerTable, measureFloor, measureLayers, startFloor } from './floor.ts';
 import { compareWorkload, type WorkloadResult } from './compare.ts';
 import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inputs.ts';
@@ -26,7 +27,8 @@ const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
-  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,quality,rawbody,floor,layers,layers-replay
+  --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,quality,encoders,rawbody,floor,layers,
+                       layers-replay (encoders: each JPEG, WebP and AVIF option alone at an equal SSIMULACRA 2)
                        (rawbody: W1 multipart vs raw body; floor: raw sharp, the floor server and the service on
                        W1,W2,W4,W6 at 1 and 2 connections, ~4 min; layers: the floor + one service layer at a time
                        and the service, W1 and W6 at 1 connection, ~4 min; layers-replay: the same ladder with
@@ -346,6 +348,13 @@ async function qualitySection(): Promise<string> {
   ].join('\n');
 }
 
+async function encodersSection(): Promise<string> {
+  const { extra, body } = await measureEncoders(limits.avifEffort, quick);
+  return [header('Encoder options, one at a time, at an equal SSIMULACRA 2 (issue 24)', extra), body].join(
+    '\n',
+  );
+}
+
 const runners: Record<string, () => Promise<string>> = {
   main: mainSection,
   scaling: scalingSection,
@@ -355,6 +364,7 @@ const runners: Record<string, () => Promise<string>> = {
   isolation: isolationSection,
   soak: soakSection,
   quality: qualitySection,
+  encoders: encodersSection,
   rawbody: rawBodySection,
   floor: floorSection,
   layers: () => layersSection(false),
