@@ -3,7 +3,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { atScore, encodeGrid, loadPhotos, makeJudge, type GridPoint, type Setting } from './quality.ts';
+import {
+  atScore,
+  encodeGrid,
+  loadPhotos,
+  makeJudge,
+  median,
+  type GridPoint,
+  type Setting,
+} from './quality.ts';
 import { fmt, table } from './report.ts';
 
 /** The level every setting is compared at: today's median for JPEG q80 on these photographs (the "auto" level). */
@@ -86,12 +94,6 @@ export function encoderSettings(avifEffort: number): FormatSettings[] {
     },
   ];
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 export async function encodersSection(
   avifEffort: number,

@@ -186,7 +186,7 @@ export function atScore(points: GridPoint[], target: number): { bytes: number; q
   return undefined;
 }
 
-const median = (xs: number[]) => {
+export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
