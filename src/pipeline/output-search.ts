@@ -113,9 +113,9 @@ const JPEG_SAMPLE_MARGIN = 0.5;
 /**
  * A probe whose sample score lands within this many points of the aim ends the search (the model's slope takes the
  * last step). Fitted on photographs other than the benchmark's (BENCHMARKS.md, Issue 24): JPEG's 4 is the largest
- * that leaves their scores as with a full search (5 moved them), for 1.7 probes on average there; WebP's 2 the
- * same for up to three probes. AVIF, whose slope is shallow (a 2-point error is 7 quality steps) and which is within
- * the CPU budget, keeps the search.
+ * that leaves their scores as with 3 (5 moved them), for 1.7 probes on average there (2.9 with a full search);
+ * WebP's 2 the same scores as up to three probes. AVIF, whose slope is shallow (a 2-point error is 7 quality steps)
+ * and which is within the CPU budget, keeps the search.
  */
 const PROBE_TOLERANCE: Record<Exclude<OutputFormat, 'png'>, number> = { jpeg: 4, webp: 2, avif: 0 };
 
