@@ -38,7 +38,7 @@ export interface SampleShape {
   tile: number;
 }
 
-/** WebP and AVIF: three tiles of 192 px (110 592 pixels). */
+/** Every search but a JPEG's alone: three tiles of 192 px (110 592 pixels). */
 export const SAMPLE: SampleShape = { tiles: 3, tile: 192 };
 
 /**
@@ -68,8 +68,9 @@ function tileActivity(img: RgbImage, x0: number, y0: number, tile: number): numb
 /**
  * The pixels the search scores: the whole image when small, else a row of block-aligned tiles chosen from a grid
  * over the image at evenly spaced points of their detail (the 1/6, 1/2 and 5/6 points for three tiles), so that flat
- * and busy parts count about as they do in the whole. Against a regular grid of four tiles, on photographs other than the benchmark's,
- * the sample's score strayed less from the whole image's (at most 3.4 points against 5.5) on 25 % fewer pixels.
+ * and busy parts count about as they do in the whole. Against a regular grid of four tiles, on photographs other
+ * than the benchmark's, the sample's score strayed less from the whole image's (at most 3.4 points against 5.5) on
+ * 25 % fewer pixels.
  */
 export function samplePixels(img: RgbImage, shape: SampleShape = SAMPLE): RgbImage {
   const { width, height, channels, data } = img;
