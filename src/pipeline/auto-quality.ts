@@ -29,19 +29,32 @@ export function parseAutoQuality(text: string): { level: string; target: number 
 
 export const AUTO_QUALITY_FORMS = `"auto", "auto:high" (${QUALITY_LEVELS.high}), "auto:eco" (${QUALITY_LEVELS.eco}) or "auto:<${MIN_TARGET}..${MAX_TARGET}>"`;
 
-/** Side of a sample tile: a multiple of 16, so JPEG and WebP blocks fall as they do in the whole image. */
-const TILE = 192;
-/** Tiles in a sample. */
-const TILES = 3;
-/** Pixels the metric runs on per candidate: the in-request cost is bounded whatever the image size. */
-export const SAMPLE_PIXELS = TILES * TILE * TILE;
+/**
+ * How many tiles a sample takes and their side, a multiple of 16 so that JPEG and WebP blocks fall as they do in the
+ * whole image. The metric's cost is its pixel count, bounded whatever the image size.
+ */
+export interface SampleShape {
+  tiles: number;
+  tile: number;
+}
+
+/** Every search but a JPEG's alone: three tiles of 192 px (110 592 pixels). */
+export const SAMPLE: SampleShape = { tiles: 3, tile: 192 };
+
+/**
+ * A JPEG searched alone: four tiles of 128 px, 0.59× the pixels of SAMPLE and so of the metric's CPU, which is most
+ * of what auto costs over a fixed quality. Chosen on photographs other than the benchmark's (BENCHMARKS.md, Issue 24,
+ * fourth pass): with the JPEG margin refitted on them every one stayed within the band, as with SAMPLE. Under
+ * 128 px the metric's coarsest scale falls under 8 px and drops out, and the band broke.
+ */
+export const JPEG_SAMPLE: SampleShape = { tiles: 4, tile: 128 };
 
 /** Detail of a tile: the sum of luma differences to the right and below, on every other pixel and row. */
-function tileActivity(img: RgbImage, x0: number, y0: number): number {
+function tileActivity(img: RgbImage, x0: number, y0: number, tile: number): number {
   const { width, channels: ch, data } = img;
   let sum = 0;
-  for (let y = y0; y < y0 + TILE - 1; y += 2) {
-    for (let x = x0, i = (y * width + x0) * ch; x < x0 + TILE - 1; x += 2, i += 2 * ch) {
+  for (let y = y0; y < y0 + tile - 1; y += 2) {
+    for (let x = x0, i = (y * width + x0) * ch; x < x0 + tile - 1; x += 2, i += 2 * ch) {
       const here = data[i]! + 2 * data[i + 1]! + data[i + 2]!;
       const right = data[i + ch]! + 2 * data[i + ch + 1]! + data[i + ch + 2]!;
       const j = i + width * ch;
@@ -54,37 +67,39 @@ function tileActivity(img: RgbImage, x0: number, y0: number): number {
 
 /**
  * The pixels the search scores: the whole image when small, else a row of block-aligned tiles chosen from a grid
- * over the image at the 1/6, 1/2 and 5/6 points of their detail, so that flat and busy parts count about as they
- * do in the whole. Against a regular grid of four tiles, on photographs other than the benchmark's,
- * the sample's score strayed less from the whole image's (at most 3.4 points against 5.5) on 25 % fewer pixels.
+ * over the image at evenly spaced points of their detail (the 1/6, 1/2 and 5/6 points for three tiles), so that flat
+ * and busy parts count about as they do in the whole. Against a regular grid of four tiles, on photographs other
+ * than the benchmark's, the sample's score strayed less from the whole image's (at most 3.4 points against 5.5) on
+ * 25 % fewer pixels.
  */
-export function samplePixels(img: RgbImage, tiles = TILES): RgbImage {
+export function samplePixels(img: RgbImage, shape: SampleShape = SAMPLE): RgbImage {
   const { width, height, channels, data } = img;
-  if (width * height <= tiles * TILE * TILE * 1.5 || width < TILE * 2 || height < TILE * 2) return img;
-  const cols = Math.floor(width / TILE);
-  const rows = Math.floor(height / TILE);
-  const left = Math.floor((width - cols * TILE) / 32) * 16;
-  const top = Math.floor((height - rows * TILE) / 32) * 16;
+  const { tiles, tile } = shape;
+  if (width * height <= tiles * tile * tile * 1.5 || width < tile * 2 || height < tile * 2) return img;
+  const cols = Math.floor(width / tile);
+  const rows = Math.floor(height / tile);
+  const left = Math.floor((width - cols * tile) / 32) * 16;
+  const top = Math.floor((height - rows * tile) / 32) * 16;
   const slots: { x: number; y: number; activity: number }[] = [];
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
-      const x = left + c * TILE;
-      const y = top + r * TILE;
-      slots.push({ x, y, activity: tileActivity(img, x, y) });
+      const x = left + c * tile;
+      const y = top + r * tile;
+      slots.push({ x, y, activity: tileActivity(img, x, y, tile) });
     }
   }
   slots.sort((a, b) => a.activity - b.activity);
   const n = Math.min(tiles, slots.length);
-  const outWidth = n * TILE;
-  const out = new Uint8Array(outWidth * TILE * channels);
+  const outWidth = n * tile;
+  const out = new Uint8Array(outWidth * tile * channels);
   for (let k = 0; k < n; k++) {
     const { x, y } = slots[Math.floor(((k + 0.5) * slots.length) / n)]!;
-    for (let row = 0; row < TILE; row++) {
+    for (let row = 0; row < tile; row++) {
       const from = ((y + row) * width + x) * channels;
-      out.set(data.subarray(from, from + TILE * channels), (row * outWidth + k * TILE) * channels);
+      out.set(data.subarray(from, from + tile * channels), (row * outWidth + k * tile) * channels);
     }
   }
-  return { data: out, width: outWidth, height: TILE, channels };
+  return { data: out, width: outWidth, height: tile, channels };
 }
 
 /** The sample's pixels and the metric against them (an Ssimulacra2Reference made from them). */

@@ -110,84 +110,88 @@ function invert3x3(m: number[]): number[] {
   ];
 }
 
-/** Horizontal pass of the recursive Gaussian over each row (zero outside the image, as the reference). */
-function blurRows(src: Float32Array, dst: Float32Array, w: number, h: number): void {
+/**
+ * Where a line starts in a padded line buffer: 2·radius zeros before it and room for radius after, so that the
+ * filter reads both of its taps without a bounds test (zero outside the image, as the reference).
+ */
+const LINE_START = 2 * GAUSS.radius;
+
+/** A padded line buffer for lines of exactly `length` samples: the filter reads past a line's end, where only zeros may be. */
+const lineBuffer = (length: number) => new Float64Array(length + 3 * GAUSS.radius);
+
+/**
+ * The recursive Gaussian along one line held in `line` (from LINE_START, `length` samples), written to `out` at
+ * `at`, `at + stride`, … . The first radius − 1 steps only warm the filter up, as in the reference.
+ */
+function filterLine(line: Float64Array, length: number, out: Float32Array, at: number, stride: number): void {
   const N = GAUSS.radius;
   const [n21, n23, n25] = GAUSS.n2 as [number, number, number];
   const [d11, d13, d15] = GAUSS.d1 as [number, number, number];
-  for (let y = 0; y < h; y++) {
-    const row = y * w;
-    let p1 = 0,
-      p3 = 0,
-      p5 = 0,
-      pp1 = 0,
-      pp3 = 0,
-      pp5 = 0;
-    for (let n = -N + 1; n < w; n++) {
-      const left = n - N - 1;
-      const right = n + N - 1;
-      const sum = (left >= 0 ? src[row + left]! : 0) + (right < w ? src[row + right]! : 0);
-      const o1 = n21 * sum - d11 * p1 - pp1;
-      const o3 = n23 * sum - d13 * p3 - pp3;
-      const o5 = n25 * sum - d15 * p5 - pp5;
-      pp1 = p1;
-      pp3 = p3;
-      pp5 = p5;
-      p1 = o1;
-      p3 = o3;
-      p5 = o5;
-      if (n >= 0) dst[row + n] = o1 + o3 + o5;
-    }
+  let p1 = 0,
+    p3 = 0,
+    p5 = 0,
+    pp1 = 0,
+    pp3 = 0,
+    pp5 = 0;
+  // Step n reads samples n − N − 1 and n + N − 1, at n + N − 1 and n + 3N − 1 in the buffer.
+  for (let n = -N + 1; n < length; n++) {
+    const sum = line[n + N - 1]! + line[n + 3 * N - 1]!;
+    const o1 = n21 * sum - d11 * p1 - pp1;
+    const o3 = n23 * sum - d13 * p3 - pp3;
+    const o5 = n25 * sum - d15 * p5 - pp5;
+    pp1 = p1;
+    pp3 = p3;
+    pp5 = p5;
+    p1 = o1;
+    p3 = o3;
+    p5 = o5;
+    if (n >= 0) out[at + n * stride] = o1 + o3 + o5;
   }
 }
 
-/** Vertical pass, a row at a time with one filter state per column (sequential memory access). */
-function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, state: Float64Array): void {
-  const N = GAUSS.radius;
-  const [n21, n23, n25] = GAUSS.n2 as [number, number, number];
-  const [d11, d13, d15] = GAUSS.d1 as [number, number, number];
-  state.fill(0, 0, 6 * w);
-  for (let n = -N + 1; n < h; n++) {
-    const top = n - N - 1;
-    const bottom = n + N - 1;
-    const topRow = top >= 0 ? top * w : -1;
-    const bottomRow = bottom < h ? bottom * w : -1;
-    const out = n >= 0 ? n * w : -1;
-    for (let x = 0; x < w; x++) {
-      const sum = (topRow >= 0 ? src[topRow + x]! : 0) + (bottomRow >= 0 ? src[bottomRow + x]! : 0);
-      const k = x * 6;
-      const p1 = state[k]!,
-        p3 = state[k + 1]!,
-        p5 = state[k + 2]!;
-      const o1 = n21 * sum - d11 * p1 - state[k + 3]!;
-      const o3 = n23 * sum - d13 * p3 - state[k + 4]!;
-      const o5 = n25 * sum - d15 * p5 - state[k + 5]!;
-      state[k + 3] = p1;
-      state[k + 4] = p3;
-      state[k + 5] = p5;
-      state[k] = o1;
-      state[k + 1] = o3;
-      state[k + 2] = o5;
-      if (out >= 0) dst[out + x] = o1 + o3 + o5;
-    }
+/** Horizontal pass over each row of `src`, or of the product `src`·`times` (blurred squares and products). */
+function blurRows(
+  src: Float32Array,
+  dst: Float32Array,
+  w: number,
+  h: number,
+  line: Float64Array,
+  times?: Float32Array,
+): void {
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    if (times) for (let x = 0; x < w; x++) line[LINE_START + x] = src[row + x]! * times[row + x]!;
+    else for (let x = 0; x < w; x++) line[LINE_START + x] = src[row + x]!;
+    filterLine(line, w, dst, row, 1);
+  }
+}
+
+/** Vertical pass, a column at a time through the line buffer (contiguous reads for the filter's two taps). */
+function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, line: Float64Array): void {
+  for (let x = 0; x < w; x++) {
+    for (let y = 0, i = x; y < h; y++, i += w) line[LINE_START + y] = src[i]!;
+    filterLine(line, h, dst, x, w);
   }
 }
 
 /** Scratch buffers of one image size, reused by every blur. */
 class Blur {
-  private readonly tmp: Float32Array;
-  private readonly state: Float64Array;
+  private readonly scratch: Scratch;
   constructor(
     readonly w: number,
     readonly h: number,
   ) {
-    const scratch = scratchOf(w, h);
-    this.tmp = scratch.blurTmp;
-    this.state = scratch.blurState;
+    this.scratch = scratchOf(w, h);
   }
-  run(src: Float32Array, out: Float32Array = new Float32Array(this.w * this.h)): Float32Array {
-    blurRows(src, this.tmp, this.w, this.h);
-    blurColumns(this.tmp, out, this.w, this.h, this.state);
+  /** The blur of `src`, or of `src`·`times`. */
+  run(
+    src: Float32Array,
+    out: Float32Array = new Float32Array(this.w * this.h),
+    times?: Float32Array,
+  ): Float32Array {
+    const { blurTmp, rowLine, columnLine } = this.scratch;
+    blurRows(src, blurTmp, this.w, this.h, rowLine, times);
+    blurColumns(blurTmp, out, this.w, this.h, columnLine);
     return out;
   }
 }
@@ -196,12 +200,13 @@ class Blur {
 interface Scratch {
   linear: Planes;
   xyb: Planes;
-  mul: Float32Array;
   s22: Float32Array;
   s12: Float32Array;
   mu2: Float32Array;
   blurTmp: Float32Array;
-  blurState: Float64Array;
+  /** Line buffers of the blur's two passes: each only ever holds lines of its one length (see lineBuffer). */
+  rowLine: Float64Array;
+  columnLine: Float64Array;
 }
 
 /**
@@ -221,12 +226,12 @@ function scratchOf(w: number, h: number): Scratch {
     s = {
       linear: newPlanes(n),
       xyb: newPlanes(n),
-      mul: new Float32Array(n),
       s22: new Float32Array(n),
       s12: new Float32Array(n),
       mu2: new Float32Array(n),
       blurTmp: new Float32Array(n),
-      blurState: new Float64Array(w * 6),
+      rowLine: lineBuffer(w),
+      columnLine: lineBuffer(h),
     };
     SCRATCH.set(key, s);
   }
@@ -241,40 +246,49 @@ interface Linear {
 
 function toLinear(img: RgbImage, planes: Planes = newPlanes(img.width * img.height)): Linear {
   const n = img.width * img.height;
-  const planeList: Float32Array[] = planes;
-  const ch = img.channels;
-  for (let i = 0; i < n; i++) {
-    const alpha = ch === 4 ? img.data[i * 4 + 3]! / 255 : 1;
-    for (let c = 0; c < 3; c++) {
-      const v = SRGB_TO_LINEAR[img.data[i * ch + c]!]!;
-      planeList[c]![i] = alpha === 1 ? v : alpha * v + (1 - alpha) * 0.5;
+  const [r, g, b] = planes;
+  const { data, channels } = img;
+  if (channels === 3) {
+    for (let i = 0, j = 0; i < n; i++, j += 3) {
+      r[i] = SRGB_TO_LINEAR[data[j]!]!;
+      g[i] = SRGB_TO_LINEAR[data[j + 1]!]!;
+      b[i] = SRGB_TO_LINEAR[data[j + 2]!]!;
+    }
+  } else {
+    for (let i = 0, j = 0; i < n; i++, j += channels) {
+      const alpha = data[j + 3]! / 255;
+      const grey = (1 - alpha) * 0.5;
+      r[i] = alpha * SRGB_TO_LINEAR[data[j]!]! + grey;
+      g[i] = alpha * SRGB_TO_LINEAR[data[j + 1]!]! + grey;
+      b[i] = alpha * SRGB_TO_LINEAR[data[j + 2]!]! + grey;
     }
   }
   return { planes, width: img.width, height: img.height };
 }
 
+/** 2×2 box average of one plane (the last column and row repeat when the side is odd). */
+function halve(p: Float32Array, out: Float32Array, iw: number, ih: number, w: number, h: number): void {
+  const pairs = iw >> 1;
+  for (let oy = 0; oy < h; oy++) {
+    const r0 = oy * 2 * iw;
+    const r1 = Math.min(oy * 2 + 1, ih - 1) * iw;
+    const o = oy * w;
+    for (let ox = 0; ox < pairs; ox++) {
+      const x = ox * 2;
+      out[o + ox] = (p[r0 + x]! + p[r0 + x + 1]! + p[r1 + x]! + p[r1 + x + 1]!) * 0.25;
+    }
+    if (pairs < w) {
+      const x = pairs * 2;
+      out[o + pairs] = (p[r0 + x]! + p[r0 + x]! + p[r1 + x]! + p[r1 + x]!) * 0.25;
+    }
+  }
+}
+
 function downsample(img: Linear, into?: Planes): Linear {
   const w = Math.ceil(img.width / 2);
   const h = Math.ceil(img.height / 2);
-  const target = into ?? newPlanes(w * h);
-  const planes = img.planes.map((p, c) => {
-    const out = target[c]!;
-    for (let oy = 0; oy < h; oy++) {
-      const y0 = oy * 2;
-      const y1 = Math.min(y0 + 1, img.height - 1);
-      for (let ox = 0; ox < w; ox++) {
-        const x0 = ox * 2;
-        const x1 = Math.min(x0 + 1, img.width - 1);
-        out[oy * w + ox] =
-          (p[y0 * img.width + x0]! +
-            p[y0 * img.width + x1]! +
-            p[y1 * img.width + x0]! +
-            p[y1 * img.width + x1]!) *
-          0.25;
-      }
-    }
-    return out;
-  }) as Linear['planes'];
+  const planes = into ?? newPlanes(w * h);
+  for (let c = 0; c < 3; c++) halve(img.planes[c]!, planes[c]!, img.width, img.height, w, h);
   return { planes, width: w, height: h };
 }
 
@@ -377,12 +391,7 @@ export class Ssimulacra2Reference {
       const onlyY = !counts[0] && !counts[2];
       const xyb = toXyb(lin, onlyY ? [EMPTY, new Float32Array(n), EMPTY] : newPlanes(n), onlyY);
       const mu = xyb.map((plane, c) => (counts[c] ? blur.run(plane) : EMPTY));
-      const sigma = xyb.map((plane, c) => {
-        if (!counts[c]) return EMPTY;
-        const sq = new Float32Array(n);
-        for (let i = 0; i < n; i++) sq[i] = plane[i]! * plane[i]!;
-        return blur.run(sq, sq);
-      });
+      const sigma = xyb.map((plane, c) => (counts[c] ? blur.run(plane, new Float32Array(n), plane) : EMPTY));
       const work = scratchOf(lin.width, lin.height);
       this.scales.push({ xyb, mu, sigma, blur, work, counts });
     }
@@ -399,7 +408,7 @@ export class Ssimulacra2Reference {
       if (scale > 0) lin = downsample(lin, ref.work.linear);
       const { blur } = ref;
       const n = blur.w * blur.h;
-      const { mul, s22, s12, mu2 } = ref.work;
+      const { s22, s12, mu2 } = ref.work;
       const x2 = toXyb(lin, ref.work.xyb, !ref.counts[0] && !ref.counts[2]);
       const channels: number[][] = [];
       for (let c = 0; c < 3; c++) {
@@ -409,10 +418,8 @@ export class Ssimulacra2Reference {
         }
         const i1 = ref.xyb[c]!;
         const i2 = x2[c]!;
-        for (let i = 0; i < n; i++) mul[i] = i2[i]! * i2[i]!;
-        blur.run(mul, s22);
-        for (let i = 0; i < n; i++) mul[i] = i1[i]! * i2[i]!;
-        blur.run(mul, s12);
+        blur.run(i2, s22, i2);
+        blur.run(i1, s12, i2);
         blur.run(i2, mu2);
         channels.push(mapNorms(n, i1, i2, ref.mu[c]!, mu2, ref.sigma[c]!, s22, s12));
       }

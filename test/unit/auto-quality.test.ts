@@ -2,8 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  JPEG_SAMPLE,
   parseAutoQuality,
   QUALITY_LEVELS,
+  SAMPLE,
   samplePixels,
   searchQuality,
   type QualityModel,
@@ -93,6 +95,19 @@ test('samplePixels of a large image is a mosaic of 16-aligned tiles copied from 
   // Pixels inside a tile keep their neighbours: one step right in the sample is one step right in the image.
   assert.deepEqual(origin(1), { x: first.x + 1, y: first.y });
   assert.deepEqual(origin(sample.width), { x: first.x, y: first.y + 1 });
+});
+
+test('samplePixels takes the shape asked for: JPEG_SAMPLE is four tiles of 128 px, SAMPLE three of 192', () => {
+  const width = 1200;
+  const height = 800;
+  const data = new Uint8Array(width * height * 3);
+  for (const [shape, w, h] of [
+    [JPEG_SAMPLE, 4 * 128, 128],
+    [SAMPLE, 3 * 192, 192],
+  ] as const) {
+    const sample = samplePixels({ data, width, height, channels: 3 }, shape);
+    assert.deepEqual([sample.width, sample.height], [w, h]);
+  }
 });
 
 /** A stand-in encoder whose score is a known line of the quality: the search must find its crossing. */
