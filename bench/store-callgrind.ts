@@ -1,10 +1,13 @@
 // owns: `node --import tsx bench/store-callgrind.ts [N]`: instructions per image request of the store calls the
-// service makes (auth lookup, quota reserve, confirm) on a SQLite file, in-process under valgrind's callgrind: two
-// runs of 100 and 100 + N requests, so start-up and migration cancel out (issue 28). Split by ELF object.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+// service makes (auth lookup, quota reserve, confirm) on a SQLite file, in-process under valgrind's callgrind: N
+// requests after 200 of warm-up, counted from a zero to a dump, with instrumentation off until then (start-up under
+// full instrumentation takes minutes on a loaded machine). Split by ELF object (issue 28).
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { hashApiKey } from '../src/accounts/api-key.ts';
 import { confirmQuotaUnit, reserveQuotaUnit } from '../src/accounts/quota.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
@@ -13,7 +16,7 @@ import { findActiveKeyOwner, insertApiKeyUnlessActive } from '../src/store/keys.
 
 const KEY = 'imgp_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcd';
 
-/** The child: `count` requests' store calls, as POST /v1/image makes them. */
+/** The child: 200 requests' store calls as POST /v1/image makes them, then `count` more between two lines of stdin. */
 async function requests(count: number): Promise<void> {
   const store = openStore(`sqlite:${join(mkdtempSync(join(tmpdir(), 'imgpipe-store-cg-')), 'store.db')}`, {
     poolSize: 1,
@@ -22,7 +25,7 @@ async function requests(count: number): Promise<void> {
   await migrateStore(store.db);
   const account = await findOrCreateAccount(store.db, 'cg@example.com', 'free');
   await insertApiKeyUnlessActive(store.db, account.id, hashApiKey(KEY));
-  for (let i = 0; i < count; i++) {
+  const request = async () => {
     const owner = await findActiveKeyOwner(store.db, hashApiKey(KEY));
     if (!owner) throw new Error('key not found');
     const reservation = await reserveQuotaUnit(
@@ -35,7 +38,14 @@ async function requests(count: number): Promise<void> {
     await confirmQuotaUnit(store.db, reservation, () => {
       throw new Error('no warning at a quota of 1e9');
     });
-  }
+  };
+  for (let i = 0; i < 200; i++) await request();
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  process.stdout.write('warm\n');
+  await lines.next();
+  for (let i = 0; i < count; i++) await request();
+  process.stdout.write('done\n');
+  await lines.next();
   await store.close();
 }
 
@@ -61,13 +71,14 @@ function instructionsByObject(path: string): Map<string, number> {
   return byObject;
 }
 
-function run(count: number): Map<string, number> {
-  const out = join(mkdtempSync(join(tmpdir(), 'imgpipe-store-cg-out-')), 'cg.out');
-  execFileSync(
+async function run(count: number): Promise<Map<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-store-cg-out-'));
+  const child = spawn(
     'valgrind',
     [
       '--tool=callgrind',
-      `--callgrind-out-file=${out}`,
+      '--instr-atstart=no',
+      `--callgrind-out-file=${join(dir, 'cg.out')}`,
       process.execPath,
       '--import',
       'tsx',
@@ -75,24 +86,36 @@ function run(count: number): Map<string, number> {
       '--child',
       String(count),
     ],
-    { stdio: 'ignore' },
+    { stdio: ['pipe', 'pipe', 'ignore'] },
   );
-  return instructionsByObject(out);
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const control = (...args: string[]) =>
+    execFileSync('callgrind_control', [...args, String(child.pid)], { stdio: 'ignore' });
+  await lines.next();
+  control('-i', 'on');
+  control('-z');
+  child.stdin.write('go\n');
+  await lines.next();
+  control('-d');
+  child.stdin.end('end\n');
+  await once(child, 'exit');
+  const dump = readdirSync(dir).find((f) => /\.\d+$/.test(f));
+  if (!dump) throw new Error('callgrind wrote no dump');
+  return instructionsByObject(join(dir, dump));
 }
 
 if (process.argv[2] === '--child') await requests(Number(process.argv[3]));
 else {
   const n = Number(process.argv[2] ?? 500);
-  const [base, more] = [run(100), run(100 + n)];
-  const objects = [...more.keys()].sort((a, b) => (more.get(b) ?? 0) - (more.get(a) ?? 0));
-  const per = (object: string) => ((more.get(object) ?? 0) - (base.get(object) ?? 0)) / n;
+  const counted = await run(n);
+  const objects = [...counted.keys()].sort((a, b) => (counted.get(b) ?? 0) - (counted.get(a) ?? 0));
+  const per = (object: string) => (counted.get(object) ?? 0) / n;
   const total = objects.reduce((sum, o) => sum + per(o), 0);
   console.log(
-    `store calls per request: ${(total / 1e6).toFixed(3)} M instructions ((N=${100 + n} − N=100)/${n})`,
+    `store calls per request: ${(total / 1e6).toFixed(3)} M instructions (${n} requests after 200)`,
   );
   for (const object of objects) {
-    if (Math.abs(per(object)) >= 5e3) {
+    if (per(object) >= 5e3)
       console.log(`  ${(per(object) / 1e6).toFixed(3).padStart(8)} M  ${basename(object)}`);
-    }
   }
 }

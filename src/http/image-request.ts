@@ -51,7 +51,7 @@ interface RawParts {
  */
 function watchForBoundary(body: NodeJS.ReadableStream, contentType: string | undefined): () => boolean {
   const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
-  // Searched as bytes: a string of each (up to 64 kB) chunk cost more than the rest of the multipart handling.
+  // Searched as bytes: a latin1 string of each chunk was a copy of up to 64 kB per upload (BENCHMARKS.md, issue 28).
   const delimiter = Buffer.from(`--${boundary?.[1] ?? boundary?.[2] ?? ''}`, 'latin1');
   let seen = false;
   let tail = Buffer.alloc(0);
