@@ -63,6 +63,9 @@ const child = spawn(
   'valgrind',
   [
     '--tool=callgrind',
+    // Start-up and warm-up run uninstrumented: fully instrumented, the service's start can outlast Fastify's plugin
+    // timeout on a loaded machine.
+    '--instr-atstart=no',
     `--callgrind-out-file=${join(outDir, 'cg.out')}`,
     process.execPath,
     '--initial-old-space-size=128',
@@ -121,6 +124,7 @@ function dumps(): string[] {
 /** Zeroes the counters, runs `work`, dumps; the new dump's per-object instructions and the wall time taken. */
 async function counted(work: () => Promise<void>): Promise<{ byObject: Map<string, number>; ms: number }> {
   const before = dumps().length;
+  execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], controlOptions);
   execFileSync('callgrind_control', ['-z', String(child.pid)], controlOptions);
   const t0 = performance.now();
   await work();
