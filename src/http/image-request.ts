@@ -51,16 +51,19 @@ interface RawParts {
  */
 function watchForBoundary(body: NodeJS.ReadableStream, contentType: string | undefined): () => boolean {
   const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
-  const delimiter = `--${boundary?.[1] ?? boundary?.[2] ?? ''}`;
+  // Searched as bytes: a latin1 string of each chunk was a copy of up to 64 kB per upload (BENCHMARKS.md, issue 28).
+  const delimiter = Buffer.from(`--${boundary?.[1] ?? boundary?.[2] ?? ''}`, 'latin1');
   let seen = false;
-  let tail = '';
+  let tail = Buffer.alloc(0);
   const onData = (chunk: Buffer) => {
-    const text = tail + chunk.toString('latin1');
-    if (text.includes(delimiter)) {
+    const acrossChunks = Buffer.concat([tail, chunk.subarray(0, delimiter.length)]);
+    if (chunk.includes(delimiter) || acrossChunks.includes(delimiter)) {
       seen = true;
       body.off('data', onData);
     } else {
-      tail = text.slice(-delimiter.length);
+      // A copy, so the watcher never keeps a whole chunk alive.
+      const last = chunk.length >= delimiter.length ? chunk : Buffer.concat([tail, chunk]);
+      tail = Buffer.from(last.subarray(-delimiter.length));
     }
   };
   body.on('data', onData);

@@ -1,5 +1,6 @@
 // API key rows: only hashes are stored; at most one active key per account (a partial unique index).
 import { randomUUID } from 'node:crypto';
+import { compiledOnce } from './compiled-once.ts';
 import type { Db } from './schema.ts';
 
 export interface KeyOwner {
@@ -10,14 +11,18 @@ export interface KeyOwner {
 
 /** The account owning an active key with that hash: one indexed join, the only store read of auth. */
 export async function findActiveKeyOwner(db: Db, keyHash: string): Promise<KeyOwner | undefined> {
-  return db
+  const { rows } = await activeKeyOwner(db, '', keyHash);
+  return rows[0];
+}
+
+const activeKeyOwner = compiledOnce(1, (db: Db, _shape: string, keyHash: string) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .select(['accounts.id as accountId', 'accounts.email as email', 'accounts.tier as tier'])
     .where('api_keys.key_hash', '=', keyHash)
-    .where('api_keys.revoked_at', 'is', null)
-    .executeTakeFirst();
-}
+    .where('api_keys.revoked_at', 'is', null),
+);
 
 export async function hasActiveKey(db: Db, accountId: string): Promise<boolean> {
   const row = await db

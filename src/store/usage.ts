@@ -1,5 +1,6 @@
 // Monthly usage rows: the conditional increment that reserves a unit, the refund, and reads.
 import { sql } from 'kysely';
+import { compiledOnce } from './compiled-once.ts';
 import { DAY_COLUMNS, dayColumn, type DayColumn, type Db } from './schema.ts';
 
 /**
@@ -14,23 +15,31 @@ export async function incrementUsageBelowLimit(
   day: number,
 ): Promise<number | undefined> {
   const column = dayColumn(day);
-  const dayCount: Record<DayColumn, number> = { [column]: 1 };
-  const row = await db
-    .insertInto('usage')
-    .values({ account_id: accountId, month, used: 1, ...dayCount })
-    .onConflict((oc) =>
-      oc
-        .columns(['account_id', 'month'])
-        .doUpdateSet((eb) => ({
-          used: eb('usage.used', '+', 1),
-          [column]: eb(eb.ref(`usage.${column}`), '+', 1),
-        }))
-        .where('usage.used', '<', limit),
-    )
-    .returning('used')
-    .executeTakeFirst();
-  return row?.used;
+  const { rows } = await incrementBelowLimit(db, column, accountId, month, limit);
+  return rows[0]?.used;
 }
+
+/** The image path's statement: compiled once per day column (its shape), then only bound. */
+const incrementBelowLimit = compiledOnce(
+  3,
+  (db: Db, shape: string, accountId: string, month: string, limit: number) => {
+    const column = shape as DayColumn;
+    const dayCount: Record<DayColumn, number> = { [column]: 1 };
+    return db
+      .insertInto('usage')
+      .values({ account_id: accountId, month, used: 1, ...dayCount })
+      .onConflict((oc) =>
+        oc
+          .columns(['account_id', 'month'])
+          .doUpdateSet((eb) => ({
+            used: eb('usage.used', '+', 1),
+            [column]: eb(eb.ref(`usage.${column}`), '+', 1),
+          }))
+          .where('usage.used', '<', limit),
+      )
+      .returning('used');
+  },
+);
 
 /**
  * Counts one unit with no limit: a 200 was delivered although a sweep had already refunded its reservation
@@ -96,14 +105,34 @@ export interface ReservationRow {
 }
 
 export async function insertReservation(db: Db, row: ReservationRow): Promise<void> {
-  await db.insertInto('quota_reservations').values(row).execute();
+  await insertReservationRow(db, '', row.id, row.account_id, row.month, row.created_at, row.instance_id);
 }
+
+const insertReservationRow = compiledOnce(
+  5,
+  (
+    db: Db,
+    _shape: string,
+    id: string,
+    accountId: string,
+    month: string,
+    createdAt: string,
+    instanceId: string | null,
+  ) =>
+    db
+      .insertInto('quota_reservations')
+      .values({ id, account_id: accountId, month, created_at: createdAt, instance_id: instanceId }),
+);
 
 /** Deletes the reservation; true when it was still there (so the caller settles it exactly once). */
 export async function deleteReservation(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('quota_reservations').where('id', '=', id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  const result = await deleteReservationRow(db, '', id);
+  return Number(result.numAffectedRows ?? 0) > 0;
 }
+
+const deleteReservationRow = compiledOnce(1, (db: Db, _shape: string, id: string) =>
+  db.deleteFrom('quota_reservations').where('id', '=', id),
+);
 
 export async function findReservationsCreatedBefore(db: Db, before: string): Promise<ReservationRow[]> {
   return db.selectFrom('quota_reservations').selectAll().where('created_at', '<', before).execute();

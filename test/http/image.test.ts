@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
@@ -153,6 +154,16 @@ test('bad_upload: malformed and unreadable bodies', async (t) => {
     'bad_upload',
   );
   assertError(await post(app, json([1, 2])), 400, 'bad_upload');
+});
+
+test('a multipart body is told from garbage by its boundary, even when the boundary arrives split across chunks', async (t) => {
+  const app = await buildTestApp(t);
+  const headers = { 'content-type': 'multipart/form-data; boundary=xyz', ...app.auth };
+  const send = (chunks: string[]) =>
+    app.app.inject({ method: 'POST', url: '/v1/image', headers, payload: Readable.from(chunks) });
+  assertError(await send(['garbage ', 'without it']), 400, 'bad_upload');
+  // An empty form (its closing delimiter only) is well-formed: it lacks an image.
+  assertError(await send(['-', '-x', 'yz--\r\n']), 400, 'no_image');
 });
 
 test('bad_upload: two files, or an image and a url', async (t) => {

@@ -1,0 +1,105 @@
+// owns: `node --import tsx bench/floor-counts.ts [W6] [N] [ROUNDS]`: what the kernel does per request for the floor
+// (sharp running, not replayed) and for the service (issue 28): user and system CPU, page faults and context switches
+// from /proc. callgrind counts only user-space instructions; these are the costs it cannot see.
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadBaseImage } from './inputs.ts';
+import { startFloor, type BenchServer } from './floor.ts';
+import { httpClient, prepareImageRequest } from './load.ts';
+import { startService } from './service.ts';
+import { buildWorkloads } from './workloads.ts';
+
+const [workloadId = 'W6', countText = '200', roundsText = '3'] = process.argv.slice(2);
+const count = Number(countText);
+const workload = (await buildWorkloads(await loadBaseImage(false))).find((w) => w.id === workloadId);
+if (!workload) throw new Error(`no workload ${workloadId}`);
+
+interface Counts {
+  userMs: number;
+  systemMs: number;
+  minorFaults: number;
+  voluntarySwitches: number;
+  involuntarySwitches: number;
+  threads: number;
+}
+
+const TICK_MS = 10;
+
+/** The process's totals (all threads, live or exited) and the context switches of its live threads. */
+function countsOf(pid: number): Counts {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  let voluntarySwitches = 0;
+  let involuntarySwitches = 0;
+  const tasks = readdirSync(`/proc/${pid}/task`);
+  for (const tid of tasks) {
+    try {
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      voluntarySwitches += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      involuntarySwitches += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    } catch {
+      // the thread ended while it was being read
+    }
+  }
+  return {
+    userMs: Number(fields[11]) * TICK_MS,
+    systemMs: Number(fields[12]) * TICK_MS,
+    minorFaults: Number(fields[7]),
+    voluntarySwitches,
+    involuntarySwitches,
+    threads: tasks.length,
+  };
+}
+
+const env = {
+  UV_THREADPOOL_SIZE: '8',
+  MAX_CONCURRENT_JOBS: '2',
+  LOG_LEVEL: 'warn',
+  QUOTA_FREE: '1000000000',
+};
+const service = await startService({ MAX_CONCURRENT_JOBS: '2', UV_THREADPOOL_SIZE: '8' });
+const floor: BenchServer = await startFloor({ ...env, FLOOR_REPLAY: '0' });
+const sides = [
+  { name: 'floor', pid: floor.pid, client: httpClient(floor.origin, 1) },
+  { name: 'service', pid: service.pid, client: httpClient(service.origin, 1) },
+];
+const request = prepareImageRequest(service.apiKey, workload.input, workload.operations);
+const totals = new Map(sides.map((s) => [s.name, { requests: 0, sum: undefined as Counts | undefined }]));
+try {
+  for (const side of sides) for (let i = 0; i < 50; i++) await side.client.post(request);
+  for (let round = 0; round < Number(roundsText); round++) {
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      const before = countsOf(side.pid);
+      for (let i = 0; i < count; i++) {
+        const status = await side.client.post(request);
+        if (status !== '200') throw new Error(`${side.name}: status ${status}`);
+      }
+      const after = countsOf(side.pid);
+      const total = totals.get(side.name) as { requests: number; sum: Counts | undefined };
+      total.requests += count;
+      const delta = Object.fromEntries(
+        Object.keys(after).map((k) => [k, after[k as keyof Counts] - before[k as keyof Counts]]),
+      ) as unknown as Counts;
+      total.sum = total.sum
+        ? (Object.fromEntries(
+            Object.keys(delta).map((k) => [
+              k,
+              (total.sum as Counts)[k as keyof Counts] + delta[k as keyof Counts],
+            ]),
+          ) as unknown as Counts)
+        : delta;
+    }
+  }
+  for (const side of sides) {
+    const { requests, sum } = totals.get(side.name) as { requests: number; sum: Counts };
+    const per = (n: number) => (n / requests).toFixed(2);
+    console.log(
+      `${side.name} ${workloadId}: per request user ${per(sum.userMs)} ms, system ${per(sum.systemMs)} ms, ` +
+        `minor faults ${per(sum.minorFaults)}, context switches ${per(sum.voluntarySwitches)} voluntary + ` +
+        `${per(sum.involuntarySwitches)} involuntary (${countsOf(side.pid).threads} threads; ${requests} requests)`,
+    );
+  }
+} finally {
+  for (const side of sides) await side.client.close();
+  await floor.stop();
+  await service.stop();
+}
