@@ -19,7 +19,7 @@ import {
   type OutputFormat,
 } from './operations.ts';
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
-import { PIPELINE_STEPS, type SourceInfo, type StepContext } from './steps.ts';
+import { avifOptions, PIPELINE_STEPS, type SourceInfo, type StepContext } from './steps.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
 export const MAX_BYTES_QUALITY_FLOOR = 30;
@@ -47,13 +47,13 @@ const FINALIST_MARGIN = 1.15;
  * Where each format's search starts for a SSIMULACRA 2 target, and the score points per quality step around it.
  * JPEG (table 2) and WebP: medians over seven photographs kept apart from the benchmark's ten (corpus Landscape_1,
  * kodim03, paris; mate-backgrounds Wood, YellowFlower, Elephants, GreenTraditional), so the benchmark stays a
- * held-out test. AVIF (effort 3, the default AVIF_EFFORT): medians over the benchmark photographs (BENCHMARKS.md,
- * "Encoder options").
+ * held-out test. AVIF (effort 3, the default AVIF_EFFORT, chroma 4:2:0): medians over the benchmark photographs
+ * (BENCHMARKS.md, "Quality": the qualities "auto:82" chose).
  */
 export const QUALITY_MODELS: Record<Exclude<OutputFormat, 'png'>, QualityModel> = {
   jpeg: { start: (t) => 82 + (t - 82) / 0.6, slope: 0.6, min: 10, max: 98 },
   webp: { start: (t) => 86 + (t - 82) / 0.45, slope: 0.45, min: 10, max: 100 },
-  avif: { start: (t) => 60 + (t - 82) / 0.3, slope: 0.3, min: 10, max: 100 },
+  avif: { start: (t) => 65 + (t - 82) / 0.3, slope: 0.3, min: 10, max: 100 },
 };
 
 export interface SearchedOutput {
@@ -143,7 +143,7 @@ function encodeSample(
     return (img) =>
       img.jpeg(jpegQuantTable === undefined ? { quality } : { quality, quantisationTable: jpegQuantTable });
   if (format === 'webp') return (img) => img.webp({ quality });
-  if (format === 'avif') return (img) => img.avif({ quality, effort: avifEffort });
+  if (format === 'avif') return (img) => img.avif(avifOptions(quality, avifEffort));
   return (img) => img.png();
 }
 
