@@ -10,6 +10,7 @@ import sharp, { type Sharp } from 'sharp';
 import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
 import type { Operations } from '../src/pipeline/operations.ts';
 import { ssimulacra2 } from '../src/pipeline/ssimulacra2.ts';
+import { avifOptions } from '../src/pipeline/steps.ts';
 import { fmt, table } from './report.ts';
 
 const run = promisify(execFile);
@@ -130,8 +131,8 @@ export function settings(avifEffort: number): Setting[] {
     { label: 'WebP effort 4 (service default)', encode: (s, q) => s.webp({ quality: q }) },
     { label: 'WebP effort 6', encode: (s, q) => s.webp({ quality: q, effort: 6 }), grid: [70, 80, 90, 95] },
     {
-      label: `AVIF effort ${avifEffort} (service default)`,
-      encode: (s, q) => s.avif({ quality: q, effort: avifEffort }),
+      label: `AVIF effort ${avifEffort}, 4:2:0 (service default)`,
+      encode: (s, q) => s.avif(avifOptions(q, avifEffort)),
     },
     { label: 'AVIF effort 4', encode: (s, q) => s.avif({ quality: q, effort: 4 }), grid: [45, 55, 65, 75] },
   ];

@@ -47,8 +47,8 @@ const FINALIST_MARGIN = 1.15;
  * Where each format's search starts for a SSIMULACRA 2 target, and the score points per quality step around it.
  * JPEG (table 2) and WebP: medians over seven photographs kept apart from the benchmark's ten (corpus Landscape_1,
  * kodim03, paris; mate-backgrounds Wood, YellowFlower, Elephants, GreenTraditional), so the benchmark stays a
- * held-out test. AVIF (effort 3, the default AVIF_EFFORT, chroma 4:2:0): medians over the benchmark photographs
- * (BENCHMARKS.md, "Quality": the qualities "auto:82" chose).
+ * held-out test. AVIF (effort 3, the default AVIF_EFFORT, chroma 4:2:0): effort 3 4:4:4's median over the benchmark
+ * photographs (q60) plus the 5 points 4:2:0 needed at effort 2; measured afterwards, q63 (BENCHMARKS.md, "Quality").
  */
 export const QUALITY_MODELS: Record<Exclude<OutputFormat, 'png'>, QualityModel> = {
   jpeg: { start: (t) => 82 + (t - 82) / 0.6, slope: 0.6, min: 10, max: 98 },
