@@ -6,13 +6,14 @@
 // "???", libc…), then what the same process executes while idle for as long, so timer-driven work can be told from
 // per-request work. Extra environment of the server: FLOOR_ENV="K=V K=V". Needs valgrind (callgrind_control) on PATH.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, openSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { loadBaseImage } from './inputs.ts';
 import { httpClient, prepareImageRequest } from './load.ts';
 import { freePort, randomDevKey } from './service.ts';
 import { buildWorkloads } from './workloads.ts';
+import { instructionsByObject } from './callgrind-dump.ts';
 
 const [layers = '', workloadId = 'W6', countText = '40', warmText] = process.argv.slice(2);
 const count = Number(countText);
@@ -83,37 +84,6 @@ const controlOptions = {
   env: { ...process.env, HOST: serverEnv.HOST ?? process.env.HOST },
   stdio: 'ignore' as const,
 };
-
-/** Self instructions per ELF object of one callgrind dump (the costs after a calls= line are inclusive: skipped). */
-function instructionsByObject(path: string): Map<string, number> {
-  const names = new Map<string, string>();
-  const byObject = new Map<string, number>();
-  let object = '?';
-  let skipNext = false;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    const ob = /^ob=(?:\((\d+)\))?\s*(.*)$/.exec(line);
-    if (ob) {
-      const [, id, name] = ob;
-      if (id !== undefined && name) names.set(id, name);
-      object = (id !== undefined ? names.get(id) : name) ?? '?';
-      continue;
-    }
-    const cob = /^cob=\((\d+)\)\s*(.+)$/.exec(line);
-    if (cob) names.set(cob[1] as string, cob[2] as string);
-    if (line.startsWith('calls=')) {
-      skipNext = true;
-      continue;
-    }
-    if (/^[0-9+\-*]/.test(line)) {
-      if (skipNext) skipNext = false;
-      else {
-        const cost = Number(line.split(' ')[1] ?? 0);
-        byObject.set(object, (byObject.get(object) ?? 0) + cost);
-      }
-    }
-  }
-  return byObject;
-}
 
 function dumps(): string[] {
   return readdirSync(outDir)

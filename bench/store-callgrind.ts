@@ -4,7 +4,7 @@
 // full instrumentation takes minutes on a loaded machine). Split by ELF object (issue 28).
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,6 +13,7 @@ import { confirmQuotaUnit, reserveQuotaUnit } from '../src/accounts/quota.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
 import { findActiveKeyOwner, insertApiKeyUnlessActive } from '../src/store/keys.ts';
+import { instructionsByObject } from './callgrind-dump.ts';
 
 const KEY = 'imgp_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcd';
 
@@ -47,28 +48,6 @@ async function requests(count: number): Promise<void> {
   process.stdout.write('done\n');
   await lines.next();
   await store.close();
-}
-
-function instructionsByObject(path: string): Map<string, number> {
-  const names = new Map<string, string>();
-  const byObject = new Map<string, number>();
-  let object = '?';
-  let skipNext = false;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    const ob = /^c?ob=(?:\((\d+)\))?\s*(.*)$/.exec(line);
-    if (ob) {
-      const [, id, name] = ob;
-      if (id !== undefined && name) names.set(id, name);
-      if (line.startsWith('ob=')) object = (id !== undefined ? names.get(id) : name) ?? '?';
-      continue;
-    }
-    if (line.startsWith('calls=')) skipNext = true;
-    else if (/^[0-9+\-*]/.test(line)) {
-      if (skipNext) skipNext = false;
-      else byObject.set(object, (byObject.get(object) ?? 0) + Number(line.split(' ')[1] ?? 0));
-    }
-  }
-  return byObject;
 }
 
 async function run(count: number): Promise<Map<string, number>> {
