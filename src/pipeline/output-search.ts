@@ -1,6 +1,6 @@
 // owns: the requests that try more than one encode: `quality: "auto…"`, `format: "auto"` and `max_bytes`.
 // The image is decoded, oriented and resized once into a lossless intermediate; every candidate encodes from it.
-import type { Sharp } from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
 import {
   JPEG_SAMPLE,
   parseAutoQuality,
@@ -132,16 +132,22 @@ function modelQuality(model: QualityModel, target: number): number {
   return Math.min(model.max, Math.max(model.min, Math.round(model.start(target))));
 }
 
-/** The encoder settings of steps.ts for a sample: the search must see what the final encode will write. */
-function encodeSample(
+/**
+ * The encoder settings of steps.ts for a sample: the search must see what the final encode will write. `pixelsOnly`:
+ * only the decoded pixels are read, not the size, so JPEG skips its second, Huffman-optimising pass (lossless: the
+ * same pixels; 1.4 against 2.6 ms of CPU on a 512×128 sample, BENCHMARKS.md, Issue 24).
+ */
+export function encodeSample(
   format: OutputFormat,
   quality: number,
   avifEffort: number,
   jpegQuantTable: number | undefined,
+  pixelsOnly: boolean,
 ): (img: Sharp) => Sharp {
-  if (format === 'jpeg')
-    return (img) =>
-      img.jpeg(jpegQuantTable === undefined ? { quality } : { quality, quantisationTable: jpegQuantTable });
+  if (format === 'jpeg') {
+    const table = jpegQuantTable === undefined ? {} : { quantisationTable: jpegQuantTable };
+    return (img) => img.jpeg({ quality, ...table, ...(pixelsOnly && { optimiseCoding: false }) });
+  }
   if (format === 'webp') return (img) => img.webp({ quality });
   if (format === 'avif') return (img) => img.avif(avifOptions(quality, avifEffort));
   return (img) => img.png();
@@ -149,6 +155,8 @@ function encodeSample(
 
 export interface SearchInput {
   image: Sharp;
+  /** The input's header as read before (a second metadata() is another libvips call of about half a millisecond). */
+  inputMeta: Pick<Metadata, 'icc' | 'space' | 'depth' | 'channels'>;
   ops: Operations;
   source: SourceInfo;
   /** The format when not auto (the requested one or the input's default). */
@@ -166,7 +174,7 @@ export type OpenImage = (
 
 /** Runs the resize step once and keeps the result losslessly, metadata included, for the candidates. */
 async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promise<Intermediate> {
-  const meta = await req.image.metadata();
+  const meta = req.inputMeta;
   // Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice.
   const plain =
     req.ops.strip !== false &&
@@ -239,12 +247,16 @@ function rawImage(data: Buffer, info: { width: number; height: number; channels:
   };
 }
 
-/** A codec for the search that also remembers the encoded size of the sample at each quality it tried. */
+/**
+ * A codec for the search that also remembers the encoded size of the sample at each quality it tried (sizes that
+ * mean something only when `sizesCompared`: format "auto" compares them).
+ */
 function sampleCodec(
   format: OutputFormat,
   avifEffort: number,
   jpegQuantTable: number | undefined,
   open: OpenImage,
+  sizesCompared: boolean,
 ): SampleCodec & { bytes: Map<number, number> } {
   const bytes = new Map<number, number>();
   const codec = async (sample: RgbImage, quality: number) => {
@@ -254,6 +266,7 @@ function sampleCodec(
       quality,
       avifEffort,
       jpegQuantTable,
+      !sizesCompared,
     )(open(sample.data, raw)).toBuffer();
     bytes.set(quality, encoded.length);
     const decoded = open(encoded);
@@ -316,6 +329,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const jpegQuantTable = auto ? AUTO_JPEG_QUANT_TABLE : undefined;
 
   const tried = triedFormats(formats, auto !== undefined, im);
+  const sizesCompared = formats.length > 1;
   // A JPEG searched alone takes its own, smaller sample; formats compared by their sample sizes share one.
   const shape = auto && tried.length === 1 && tried[0] === 'jpeg' ? JPEG_SAMPLE : SAMPLE;
   // The sample and the metric's original side are made once per variant (flattened for JPEG) and shared.
@@ -333,19 +347,19 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const planned: { format: OutputFormat; quality: number; score?: number; sampleBytes: number }[] = [];
   for (const format of tried) {
     const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
-    const codec = sampleCodec(format, avifEffort, jpegQuantTable, req.open);
+    const codec = sampleCodec(format, avifEffort, jpegQuantTable, req.open, sizesCompared);
     if (auto && format !== 'png' && Math.min(im.width, im.height) < MIN_MEASURED_SIDE) {
       const quality = modelQuality(QUALITY_MODELS[format], auto.target);
-      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, quality) : 0;
+      const sampleBytes = sizesCompared ? await sampleBytesAt(codec, sample.image, quality) : 0;
       planned.push({ format, quality, sampleBytes });
     } else if (auto && format !== 'png') {
       const aim = auto.target + (format === 'jpeg' ? JPEG_SAMPLE_MARGIN : 0);
       const model = QUALITY_MODELS[format];
       const found = await searchQuality(sample, aim, model, codec, 3, PROBE_TOLERANCE[format]);
-      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, found.quality) : 0;
+      const sampleBytes = sizesCompared ? await sampleBytesAt(codec, sample.image, found.quality) : 0;
       planned.push({ format, quality: found.quality, score: found.score, sampleBytes });
     } else {
-      const sampleBytes = formats.length > 1 ? await sampleBytesAt(codec, sample.image, fixedQuality) : 0;
+      const sampleBytes = sizesCompared ? await sampleBytesAt(codec, sample.image, fixedQuality) : 0;
       planned.push({ format, quality: fixedQuality, sampleBytes });
     }
   }

@@ -158,6 +158,7 @@ async function runPipeline(
     const searched = await searchOutput({
       ...ctx,
       inputBytes: input.length,
+      inputMeta: meta,
       open: (data, raw) =>
         sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
           seconds,
