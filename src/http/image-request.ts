@@ -123,13 +123,20 @@ function readUpload(
     const part = new PartBytes(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP));
     const tooLarge = () => uploadTooLarge(maxBytes);
     const endedEarly = () => reject(uploadEndedEarly());
-    const onBodyEnd = () => setImmediate(endedEarly);
+    let bodyEnded: NodeJS.Immediate | undefined;
+    const onBodyEnd = () => {
+      bodyEnded = setImmediate(endedEarly);
+    };
     file.on('data', (chunk: Buffer) => part.append(chunk));
     file.once('limit', () => reject(tooLarge()));
     file.once('error', reject);
     file.once('close', endedEarly);
     file.once('end', () => {
       body.off('end', onBodyEnd);
+      // Neither the file's close after its end nor a body end seen just before it is an early end: left on, they
+      // built (and dropped) an error, stack trace and all, on every upload.
+      file.off('close', endedEarly);
+      clearImmediate(bodyEnded);
       if (file.truncated) reject(tooLarge());
       else resolve(part.bytes());
     });

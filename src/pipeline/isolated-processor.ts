@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
-import { declaredSize, MAX_JPEG_SCANS, readJpegStructure } from './input-header.ts';
+import { declaredSize, MAX_JPEG_SCANS, readJpegFrame, readJpegStructure } from './input-header.ts';
 import type { Operations } from './operations.ts';
 import { autoFormatCandidates } from './output-search.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
@@ -58,6 +58,11 @@ export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMo
   if (writesAvif) return true;
   if (format === 'avif') return true;
   if (format === 'jpeg') {
+    const frame = readJpegFrame(input);
+    if (frame === undefined) return true;
+    // Below the pixel limit a baseline JPEG stays in-process whatever its scans (too many are refused there), so
+    // they are not walked: that walk crosses all of the entropy-coded data.
+    if (!frame.progressive && frame.width * frame.height <= ISOLATE_ABOVE_PIXELS) return false;
     const jpeg = readJpegStructure(input);
     if (jpeg === undefined) return true;
     if (jpeg.scans > MAX_JPEG_SCANS) return false;

@@ -9,7 +9,7 @@ import {
   tooManyPixels,
   unprocessableImage,
 } from './errors.ts';
-import { jpegScanCount, MAX_JPEG_SCANS } from './input-header.ts';
+import { hasTooManyJpegScans, MAX_JPEG_SCANS } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, keepsFrames } from './probe.ts';
@@ -106,7 +106,7 @@ async function runPipeline(
     throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   }
   if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
-  if (inputFormat === 'jpeg' && jpegScanCount(input) > MAX_JPEG_SCANS) {
+  if (inputFormat === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
 

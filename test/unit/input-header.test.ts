@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import {
   declaredSize,
-  jpegScanCount,
+  hasTooManyJpegScans,
   MAX_JPEG_SCANS,
+  readJpegFrame,
   readJpegStructure,
 } from '../../src/pipeline/input-header.ts';
 import { ISOLATE_ABOVE_PIXELS, needsIsolation } from '../../src/pipeline/isolated-processor.ts';
@@ -44,7 +45,70 @@ test('JPEG scans: a scan bomb is counted past the limit from its markers', () =>
     Buffer.from('junk'),
     bomb.subarray(firstScan),
   ]);
-  assert.ok(jpegScanCount(withJunk) > MAX_JPEG_SCANS);
+  assert.ok(hasTooManyJpegScans(withJunk));
+});
+
+const segment = (marker: number, payload: number[]) =>
+  Buffer.from([0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff, ...payload]);
+const ffda = (pairs: number) => new Array<number[]>(pairs).fill([0xff, 0xda]).flat();
+
+/**
+ * A JPEG's markers only (nothing decodes it): SOI, `before` (APPn, COM…), a one-component frame, `scans` scans whose
+ * entropy-coded data holds stuffed FF00 bytes, a restart marker and 0xFF fill bytes before the next marker, EOI,
+ * then `trailer` (as a motion photo's video).
+ */
+function markerJpeg(
+  scans: number,
+  { width = 64, height = 48, progressive = false, before = [] as Buffer[], trailer = [] as number[] } = {},
+): Buffer {
+  const frame = [8, height >> 8, height & 0xff, width >> 8, width & 0xff, 1, 1, 0x11, 0];
+  const scan = Buffer.concat([
+    segment(0xda, [1, 1, 0x00, 0, 63, 0]),
+    Buffer.from([0x12, 0xff, 0x00, 0xda, 0xff, 0xd0, 0xff, 0x00, 0x34, 0xff, 0xff]),
+  ]);
+  return Buffer.concat([
+    Buffer.from([0xff, 0xd8]),
+    ...before,
+    segment(progressive ? 0xc2 : 0xc0, frame),
+    ...new Array<Buffer>(scans).fill(scan),
+    Buffer.from([0xff, 0xd9, ...trailer]),
+  ]);
+}
+
+test('JPEG scans: 100 pass and 101 are refused, counted across stuffed bytes, restart markers and fill bytes', () => {
+  assert.equal(readJpegStructure(markerJpeg(100))?.scans, 100);
+  assert.equal(hasTooManyJpegScans(markerJpeg(100)), false);
+  assert.equal(readJpegStructure(markerJpeg(101))?.scans, 101);
+  assert.equal(hasTooManyJpegScans(markerJpeg(101)), true);
+});
+
+test('JPEG scans: FF DA bytes in APPn and COM payloads or after EOI are not scans, and do not hide real ones', () => {
+  const exif = segment(0xe1, [...Buffer.from('Exif\0\0'), ...ffda(MAX_JPEG_SCANS + 1)]);
+  const comment = segment(0xfe, ffda(MAX_JPEG_SCANS + 1));
+  assert.equal(hasTooManyJpegScans(markerJpeg(1, { before: [exif, comment] })), false);
+  assert.equal(hasTooManyJpegScans(markerJpeg(1, { trailer: ffda(3 * MAX_JPEG_SCANS) })), false);
+  assert.equal(hasTooManyJpegScans(markerJpeg(MAX_JPEG_SCANS, { before: [exif] })), false);
+  assert.equal(hasTooManyJpegScans(markerJpeg(MAX_JPEG_SCANS + 1, { before: [exif] })), true);
+});
+
+test('JPEG frame: read as far as the first frame header, the one the whole walk finds', () => {
+  for (const jpeg of [markerJpeg(3), markerJpeg(3, { progressive: true }), progressiveScanBomb(6300, 6300)]) {
+    const { scans, ...frame } = readJpegStructure(jpeg) ?? { scans: 0 };
+    assert.ok(scans > 0);
+    assert.deepEqual(readJpegFrame(jpeg), frame);
+  }
+  // A scan before the frame header is walked through, as the whole walk does.
+  const oneScan = markerJpeg(1);
+  const frameEnd = oneScan.indexOf(Buffer.from([0xff, 0xda]));
+  const scanFirst = Buffer.concat([
+    oneScan.subarray(0, 2),
+    oneScan.subarray(frameEnd, -2),
+    oneScan.subarray(2, frameEnd),
+    oneScan.subarray(-2),
+  ]);
+  assert.deepEqual(readJpegStructure(scanFirst), { width: 64, height: 48, progressive: false, scans: 1 });
+  assert.deepEqual(readJpegFrame(scanFirst), { width: 64, height: 48, progressive: false });
+  assert.equal(readJpegFrame(Buffer.concat([oneScan.subarray(0, 2), oneScan.subarray(frameEnd)])), undefined);
 });
 
 test('declared size: read from the header of every accepted format but AVIF', async () => {
@@ -69,4 +133,13 @@ test('isolation: AVIF output, AVIF input, big progressive JPEGs and very large i
   assert.equal(needsIsolation(tiffBomb(5000, 4000), {}), 5000 * 4000 > ISOLATE_ABOVE_PIXELS);
   assert.equal(needsIsolation(tiffBomb(4000, 3000), {}), false, 'a 12 MP phone photo stays in-process');
   assert.equal(needsIsolation(jpeg, { format: 'webp' }, 'all'), true, 'ISOLATE_JOBS=all');
+});
+
+test('isolation: a baseline JPEG over the pixel limit runs in a child unless its scans are refused in-process', () => {
+  const big = { width: 5000, height: 4000 };
+  assert.ok(big.width * big.height > ISOLATE_ABOVE_PIXELS);
+  assert.equal(needsIsolation(markerJpeg(1, big), {}), true);
+  assert.equal(needsIsolation(markerJpeg(MAX_JPEG_SCANS, big), {}), true);
+  assert.equal(needsIsolation(markerJpeg(MAX_JPEG_SCANS + 1, big), {}), false, 'refused from its markers');
+  assert.equal(needsIsolation(markerJpeg(MAX_JPEG_SCANS + 1, { width: 4000, height: 3000 }), {}), false);
 });
