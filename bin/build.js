@@ -6,7 +6,10 @@ import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writ
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { ROOT } from './launch-mode.js';
+import { buildWasm } from './build-wasm.js';
 
+// The wasm kernels' generated module first: it is one of the sources esbuild reads (and tsx runs).
+await buildWasm(ROOT);
 const dist = join(ROOT, 'dist');
 mkdirSync(dist, { recursive: true });
 // Built aside, then renamed in (build.json last): a server starting meanwhile never reads a half-written bundle.
