@@ -283,7 +283,7 @@ function buffersFor(scales: Scale[], owner: Ssimulacra2Reference): { scratch: Sc
     if (!slots) SLOTS.set(slotKey(s), (slots = []));
     let slot = slots.find((candidate) => candidate.owner === owner);
     if (!slot && slots.length < SLOTS_PER_SIZE)
-      slots.push((slot = { at: alloc(slotBytes(s)), owner, used: 0 }));
+      slots.push((slot = { at: alloc(slotBytes(s)), owner: undefined, used: 0 }));
     slot ??= slots.reduce((a, b) => (a.used <= b.used ? a : b));
     slot.used = ++clock;
     return { scratch, slot };

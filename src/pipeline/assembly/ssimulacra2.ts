@@ -44,11 +44,12 @@ export function toLinear(src: usize, n: i32, channels: i32, table: usize, r: usi
   for (let i = 0; i < n; i++) {
     const j = src + <usize>(i * channels);
     const o = <usize>(i << 2);
-    const alpha: f32 = <f32>load<u8>(j + 3) / <f32>255;
-    const grey: f32 = (<f32>1 - alpha) * <f32>0.5;
-    store<f32>(r + o, alpha * load<f32>(table + (<usize>load<u8>(j) << 2)) + grey);
-    store<f32>(g + o, alpha * load<f32>(table + (<usize>load<u8>(j + 1) << 2)) + grey);
-    store<f32>(b + o, alpha * load<f32>(table + (<usize>load<u8>(j + 2) << 2)) + grey);
+    // In float64 as the JS port did: near-transparent pixels are a small term on a large grey.
+    const alpha = <f64>load<u8>(j + 3) / 255;
+    const grey = (1 - alpha) * 0.5;
+    store<f32>(r + o, <f32>(alpha * <f64>load<f32>(table + (<usize>load<u8>(j) << 2)) + grey));
+    store<f32>(g + o, <f32>(alpha * <f64>load<f32>(table + (<usize>load<u8>(j + 1) << 2)) + grey));
+    store<f32>(b + o, <f32>(alpha * <f64>load<f32>(table + (<usize>load<u8>(j + 2) << 2)) + grey));
   }
 }
 
