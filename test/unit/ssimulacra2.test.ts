@@ -15,7 +15,7 @@ test('the wasm kernels are compiled from the current AssemblyScript source (else
   assert.equal(SOURCE_SHA256, createHash('sha256').update(source).digest('hex'));
 });
 
-async function raw(image: sharp.Sharp): Promise<RgbImage> {
+async function raw(image: ReturnType<typeof sharp>): Promise<RgbImage> {
   const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
