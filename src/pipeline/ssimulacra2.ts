@@ -122,7 +122,7 @@ interface Kernels {
   toLinear(src: number, n: number, channels: number, table: number, r: number, g: number, b: number): void;
   halve(p: number, out: number, iw: number, ih: number, w: number, h: number): void;
   toXyb(r: number, g: number, b: number, X: number, Y: number, B: number, n: number, onlyY: number): void;
-  blurPass(src: number, times: number, dst: number, w: number, h: number, block: number): void;
+  blurPass(src: number, times: number, dst: number, w: number, h: number, line: number, block: number): void;
   mapNorms(
     i1: number,
     i2: number,
@@ -189,6 +189,9 @@ function alloc(bytes: number): number {
 /** Bytes of a w×h plane, rounded up to whole vectors of four (toXyb writes the last one whole). */
 const planeBytes = (w: number, h: number) => ((w * h + 3) >> 2) << 4;
 
+/** Bytes of the blur's line for both passes of a w×h plane: four float64 a sample, 3·radius rows of padding. */
+const lineBytes = (w: number, h: number) => (Math.max(w, h) + 3 * GAUSS.radius) * 32;
+
 /**
  * The distorted side's buffers of one scale size, shared by every reference of that size: the constructor and
  * score() run without yielding, so no two of them use one at the same time. Filled completely before they are read.
@@ -202,6 +205,8 @@ interface Scratch {
   s12: number;
   /** The first blur pass's output (transposed). */
   tmp: number;
+  /** The blur's line of four columns in float64, padded with zeros (see blurPass), for either pass. */
+  line: number;
   /** The 8-bit pixels of an image of this size, when it is the finest scale (4 bytes a pixel, so RGBA fits). */
   input: number;
 }
@@ -240,6 +245,7 @@ function newScratch(w: number, h: number): Scratch {
     s22: plane(),
     s12: plane(),
     tmp: plane(),
+    line: alloc(lineBytes(w, h)),
     input: alloc(p),
   };
 }
@@ -266,7 +272,7 @@ function buffersFor(scales: Scale[], owner: Ssimulacra2Reference): { scratch: Sc
   const missing = scales.reduce(
     (bytes, s) =>
       bytes +
-      (SCRATCH.has(sizeKey(s)) ? 0 : 11 * planeBytes(s.w, s.h)) +
+      (SCRATCH.has(sizeKey(s)) ? 0 : 11 * planeBytes(s.w, s.h) + lineBytes(s.w, s.h)) +
       ((SLOTS.get(slotKey(s))?.length ?? 0) < SLOTS_PER_SIZE ? slotBytes(s) : 0),
     0,
   );
@@ -292,8 +298,8 @@ function buffersFor(scales: Scale[], owner: Ssimulacra2Reference): { scratch: Sc
 
 /** The blur of the plane at `src` (or of its product with the plane at `times`) into `out`: down, then across. */
 function blur(k: Kernels, scratch: Scratch, w: number, h: number, src: number, out: number, times = 0): void {
-  k.blurPass(src, times, scratch.tmp, w, h, BLOCK);
-  k.blurPass(scratch.tmp, 0, out, h, w, BLOCK);
+  k.blurPass(src, times, scratch.tmp, w, h, scratch.line, BLOCK);
+  k.blurPass(scratch.tmp, 0, out, h, w, scratch.line, BLOCK);
 }
 
 /** The 8-bit pixels into the finest scale's input buffer, then to its linear planes. */

@@ -146,11 +146,13 @@ export function toXyb(r: usize, g: usize, b: usize, X: usize, Y: usize, B: usize
 
 /**
  * One pass of the recursive Gaussian (Charalampidis 2016, zero outside the image) down the columns of a W×H plane
- * at `src` (or of its product with the plane at `times`, unless that is 0), four adjacent columns per vector,
+ * at `src` (or of its product with the plane at `times`, unless that is 0), four adjacent columns at a time,
  * written transposed to `dst` (H×W: dst[x·H + y]). Two passes, the second on the first's output, blur both ways
  * and leave the result the right way round. The first N − 1 steps only warm the filter up, as in the reference.
+ * `line` holds (H + 3N) × 32 bytes: the four columns' samples in float64 with N·2 rows of zeros before them and N
+ * after, so that the recursion reads its two taps without a bounds test; `block` 64 bytes for the transpose.
  */
-export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, block: usize): void {
+export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, line: usize, block: usize): void {
   const n21 = f64x2.splat(N21);
   const n23 = f64x2.splat(N23);
   const n25 = f64x2.splat(N25);
@@ -158,14 +160,30 @@ export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, b
   const d13 = f64x2.splat(D13);
   const d15 = f64x2.splat(D15);
   const zero = f64x2.splat(0);
-  const zero4 = f32x4.splat(0);
   const rowBytes = <usize>W << 2;
   const dstRow = <usize>H << 2;
+  const data = line + (<usize>(2 * N) << 5);
+  for (let at: usize = 0; at < <usize>(2 * N) << 5; at += 16) v128.store(line + at, zero);
+  for (let at = <usize>H << 5; at < <usize>(H + N) << 5; at += 16) v128.store(data + at, zero);
   // The last group of four columns overlaps the one before when W is not a multiple of 4: the same values again.
   for (let x0 = 0; x0 < W; x0 += 4) {
     if (x0 > W - 4) x0 = W - 4;
-    const column = src + (<usize>x0 << 2);
-    const timesColumn = times + (<usize>x0 << 2);
+    let from = src + (<usize>x0 << 2);
+    if (times) {
+      let by = times + (<usize>x0 << 2);
+      for (let at: usize = 0; at < <usize>H << 5; at += 32, from += rowBytes, by += rowBytes) {
+        const v = f32x4.mul(v128.load(from), v128.load(by));
+        v128.store(data + at, f64x2.promote_low_f32x4(v));
+        v128.store(data + at, f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 0, 1)), 16);
+      }
+    } else {
+      for (let at: usize = 0; at < <usize>H << 5; at += 32, from += rowBytes) {
+        const v = v128.load(from);
+        v128.store(data + at, f64x2.promote_low_f32x4(v));
+        v128.store(data + at, f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 0, 1)), 16);
+      }
+    }
+    // Two lanes of float64 per vector: columns x0, x0 + 1 (p…) and x0 + 2, x0 + 3 (q…).
     let p1 = zero,
       p3 = zero,
       p5 = zero,
@@ -178,28 +196,19 @@ export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, b
       qq1 = zero,
       qq3 = zero,
       qq5 = zero;
-    for (let n = -N + 1; n < H; n++) {
-      // Step n reads rows n − N − 1 and n + N − 1.
-      const lo = n - N - 1;
-      const hi = n + N - 1;
-      let sum = zero4;
-      if (lo >= 0) {
-        const at = <usize>lo * rowBytes;
-        sum = times ? f32x4.mul(v128.load(column + at), v128.load(timesColumn + at)) : v128.load(column + at);
-      }
-      if (hi < H) {
-        const at = <usize>hi * rowBytes;
-        const v = times ? f32x4.mul(v128.load(column + at), v128.load(timesColumn + at)) : v128.load(column + at);
-        sum = f32x4.add(sum, v);
-      }
-      const sa = f64x2.promote_low_f32x4(sum);
-      const sb = f64x2.promote_low_f32x4(v128.shuffle<f32>(sum, sum, 2, 3, 0, 1));
-      const o1 = f64x2.sub(f64x2.sub(f64x2.mul(n21, sa), f64x2.mul(d11, p1)), pp1);
-      const o3 = f64x2.sub(f64x2.sub(f64x2.mul(n23, sa), f64x2.mul(d13, p3)), pp3);
-      const o5 = f64x2.sub(f64x2.sub(f64x2.mul(n25, sa), f64x2.mul(d15, p5)), pp5);
-      const r1 = f64x2.sub(f64x2.sub(f64x2.mul(n21, sb), f64x2.mul(d11, q1)), qq1);
-      const r3 = f64x2.sub(f64x2.sub(f64x2.mul(n23, sb), f64x2.mul(d13, q3)), qq3);
-      const r5 = f64x2.sub(f64x2.sub(f64x2.mul(n25, sb), f64x2.mul(d15, q5)), qq5);
+    // Step n reads rows n − N − 1 and n + N − 1: line rows n + N − 1 and n + 3N − 1. The term of the step before
+    // comes last, so that the chain from one step to the next is a multiply and a subtraction.
+    let lo = line + (<usize>(1 - N + N - 1) << 5);
+    const gap = <usize>(2 * N) << 5;
+    for (let n = -N + 1; n < H; n++, lo += 32) {
+      const sa = f64x2.add(v128.load(lo), v128.load(lo + gap));
+      const sb = f64x2.add(v128.load(lo, 16), v128.load(lo + gap, 16));
+      const o1 = f64x2.sub(f64x2.sub(f64x2.mul(n21, sa), pp1), f64x2.mul(d11, p1));
+      const o3 = f64x2.sub(f64x2.sub(f64x2.mul(n23, sa), pp3), f64x2.mul(d13, p3));
+      const o5 = f64x2.sub(f64x2.sub(f64x2.mul(n25, sa), pp5), f64x2.mul(d15, p5));
+      const r1 = f64x2.sub(f64x2.sub(f64x2.mul(n21, sb), qq1), f64x2.mul(d11, q1));
+      const r3 = f64x2.sub(f64x2.sub(f64x2.mul(n23, sb), qq3), f64x2.mul(d13, q3));
+      const r5 = f64x2.sub(f64x2.sub(f64x2.mul(n25, sb), qq5), f64x2.mul(d15, q5));
       pp1 = p1;
       pp3 = p3;
       pp5 = p5;
