@@ -30,14 +30,22 @@ export function setGauss(radius: i32, n21: f64, n23: f64, n25: f64, d11: f64, d1
  * 8-bit sRGB, `channels` interleaved (3, or 4 with alpha blended over grey), to three linear planes through the
  * 256-entry float32 table at `table`.
  */
-export function toLinear(src: usize, n: i32, channels: i32, table: usize, r: usize, g: usize, b: usize): void {
+export function toLinear(
+  src: usize,
+  n: i32,
+  channels: i32,
+  table: usize,
+  r: usize,
+  g: usize,
+  b: usize,
+): void {
   if (channels == 3) {
     for (let i = 0; i < n; i++) {
       const j = src + <usize>(i * 3);
       const o = <usize>(i << 2);
-      store<f32>(r + o, load<f32>(table + (<usize>load<u8>(j) << 2)));
-      store<f32>(g + o, load<f32>(table + (<usize>load<u8>(j + 1) << 2)));
-      store<f32>(b + o, load<f32>(table + (<usize>load<u8>(j + 2) << 2)));
+      store<f32>(r + o, load<f32>(table + ((<usize>load<u8>(j)) << 2)));
+      store<f32>(g + o, load<f32>(table + ((<usize>load<u8>(j + 1)) << 2)));
+      store<f32>(b + o, load<f32>(table + ((<usize>load<u8>(j + 2)) << 2)));
     }
     return;
   }
@@ -47,9 +55,9 @@ export function toLinear(src: usize, n: i32, channels: i32, table: usize, r: usi
     // In float64 as the JS port did: near-transparent pixels are a small term on a large grey.
     const alpha = <f64>load<u8>(j + 3) / 255;
     const grey = (1 - alpha) * 0.5;
-    store<f32>(r + o, <f32>(alpha * <f64>load<f32>(table + (<usize>load<u8>(j) << 2)) + grey));
-    store<f32>(g + o, <f32>(alpha * <f64>load<f32>(table + (<usize>load<u8>(j + 1) << 2)) + grey));
-    store<f32>(b + o, <f32>(alpha * <f64>load<f32>(table + (<usize>load<u8>(j + 2) << 2)) + grey));
+    store<f32>(r + o, <f32>(alpha * <f64>load<f32>(table + ((<usize>load<u8>(j)) << 2)) + grey));
+    store<f32>(g + o, <f32>(alpha * <f64>load<f32>(table + ((<usize>load<u8>(j + 1)) << 2)) + grey));
+    store<f32>(b + o, <f32>(alpha * <f64>load<f32>(table + ((<usize>load<u8>(j + 2)) << 2)) + grey));
   }
 }
 
@@ -58,9 +66,9 @@ export function halve(p: usize, out: usize, iw: i32, ih: i32, w: i32, h: i32): v
   const pairs = iw >> 1;
   const quarter = f32x4.splat(0.25);
   for (let oy = 0; oy < h; oy++) {
-    const r0 = p + (<usize>(oy * 2 * iw) << 2);
-    const r1 = p + (<usize>(min(oy * 2 + 1, ih - 1) * iw) << 2);
-    const o = out + (<usize>(oy * w) << 2);
+    const r0 = p + ((<usize>(oy * 2 * iw)) << 2);
+    const r1 = p + ((<usize>(min(oy * 2 + 1, ih - 1) * iw)) << 2);
+    const o = out + ((<usize>(oy * w)) << 2);
     let ox = 0;
     // Four outputs from eight columns of both rows: sum the rows, then add neighbouring lanes.
     for (; ox + 4 <= pairs; ox += 4) {
@@ -69,18 +77,18 @@ export function halve(p: usize, out: usize, iw: i32, ih: i32, w: i32, h: i32): v
       const hi = f32x4.add(v128.load(r0 + at, 16), v128.load(r1 + at, 16));
       const even = v128.shuffle<f32>(lo, hi, 0, 2, 4, 6);
       const odd = v128.shuffle<f32>(lo, hi, 1, 3, 5, 7);
-      v128.store(o + (<usize>ox << 2), f32x4.mul(f32x4.add(even, odd), quarter));
+      v128.store(o + ((<usize>ox) << 2), f32x4.mul(f32x4.add(even, odd), quarter));
     }
     for (; ox < pairs; ox++) {
       const x = <usize>(ox << 3);
       const s = load<f32>(r0 + x) + load<f32>(r0 + x + 4) + (load<f32>(r1 + x) + load<f32>(r1 + x + 4));
-      store<f32>(o + (<usize>ox << 2), s * 0.25);
+      store<f32>(o + ((<usize>ox) << 2), s * 0.25);
     }
     if (pairs < w) {
       const x = <usize>(pairs << 3);
       const a = load<f32>(r0 + x);
       const c = load<f32>(r1 + x);
-      store<f32>(o + (<usize>pairs << 2), (a + a + c + c) * 0.25);
+      store<f32>(o + ((<usize>pairs) << 2), (a + a + c + c) * 0.25);
     }
   }
 }
@@ -139,7 +147,10 @@ export function toXyb(r: usize, g: usize, b: usize, X: usize, Y: usize, B: usize
       bias,
     );
     const m2 = f32x4.sub(cbrt4(l2), cbrtBias);
-    v128.store(X + o, f32x4.add(f32x4.mul(f32x4.mul(half, f32x4.sub(m0, m1)), f32x4.splat(14)), f32x4.splat(0.42)));
+    v128.store(
+      X + o,
+      f32x4.add(f32x4.mul(f32x4.mul(half, f32x4.sub(m0, m1)), f32x4.splat(14)), f32x4.splat(0.42)),
+    );
     v128.store(B + o, f32x4.add(f32x4.sub(m2, y), f32x4.splat(0.55)));
   }
 }
@@ -152,7 +163,15 @@ export function toXyb(r: usize, g: usize, b: usize, X: usize, Y: usize, B: usize
  * `line` holds (H + 3N) × 32 bytes: the four columns' samples in float64 with N·2 rows of zeros before them and N
  * after, so that the recursion reads its two taps without a bounds test; `block` 64 bytes for the transpose.
  */
-export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, line: usize, block: usize): void {
+export function blurPass(
+  src: usize,
+  times: usize,
+  dst: usize,
+  W: i32,
+  H: i32,
+  line: usize,
+  block: usize,
+): void {
   const n21 = f64x2.splat(N21);
   const n23 = f64x2.splat(N23);
   const n25 = f64x2.splat(N25);
@@ -160,24 +179,24 @@ export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, l
   const d13 = f64x2.splat(D13);
   const d15 = f64x2.splat(D15);
   const zero = f64x2.splat(0);
-  const rowBytes = <usize>W << 2;
-  const dstRow = <usize>H << 2;
-  const data = line + (<usize>(2 * N) << 5);
-  for (let at: usize = 0; at < <usize>(2 * N) << 5; at += 16) v128.store(line + at, zero);
-  for (let at = <usize>H << 5; at < <usize>(H + N) << 5; at += 16) v128.store(data + at, zero);
+  const rowBytes = (<usize>W) << 2;
+  const dstRow = (<usize>H) << 2;
+  const data = line + ((<usize>(2 * N)) << 5);
+  for (let at: usize = 0; at < (<usize>(2 * N)) << 5; at += 16) v128.store(line + at, zero);
+  for (let at = (<usize>H) << 5; at < (<usize>(H + N)) << 5; at += 16) v128.store(data + at, zero);
   // The last group of four columns overlaps the one before when W is not a multiple of 4: the same values again.
   for (let x0 = 0; x0 < W; x0 += 4) {
     if (x0 > W - 4) x0 = W - 4;
-    let from = src + (<usize>x0 << 2);
+    let from = src + ((<usize>x0) << 2);
     if (times) {
-      let by = times + (<usize>x0 << 2);
-      for (let at: usize = 0; at < <usize>H << 5; at += 32, from += rowBytes, by += rowBytes) {
+      let by = times + ((<usize>x0) << 2);
+      for (let at: usize = 0; at < (<usize>H) << 5; at += 32, from += rowBytes, by += rowBytes) {
         const v = f32x4.mul(v128.load(from), v128.load(by));
         v128.store(data + at, f64x2.promote_low_f32x4(v));
         v128.store(data + at, f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 0, 1)), 16);
       }
     } else {
-      for (let at: usize = 0; at < <usize>H << 5; at += 32, from += rowBytes) {
+      for (let at: usize = 0; at < (<usize>H) << 5; at += 32, from += rowBytes) {
         const v = v128.load(from);
         v128.store(data + at, f64x2.promote_low_f32x4(v));
         v128.store(data + at, f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 0, 1)), 16);
@@ -198,8 +217,8 @@ export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, l
       qq5 = zero;
     // Step n reads rows n − N − 1 and n + N − 1: line rows n + N − 1 and n + 3N − 1. The term of the step before
     // comes last, so that the chain from one step to the next is a multiply and a subtraction.
-    let lo = line + (<usize>(1 - N + N - 1) << 5);
-    const gap = <usize>(2 * N) << 5;
+    let lo = line + ((<usize>(1 - N + N - 1)) << 5);
+    const gap = (<usize>(2 * N)) << 5;
     for (let n = -N + 1; n < H; n++, lo += 32) {
       const sa = f64x2.add(v128.load(lo), v128.load(lo + gap));
       const sb = f64x2.add(v128.load(lo, 16), v128.load(lo + gap, 16));
@@ -226,7 +245,7 @@ export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, l
       const outB = f32x4.demote_f64x2_zero(f64x2.add(f64x2.add(r1, r3), r5));
       // Four rows of output gather in `block`, then go out as four columns of dst (a 4×4 transpose).
       const k = n & 3;
-      v128.store(block + (<usize>k << 4), v128.shuffle<f32>(outA, outB, 0, 1, 4, 5));
+      v128.store(block + ((<usize>k) << 4), v128.shuffle<f32>(outA, outB, 0, 1, 4, 5));
       if (k == 3) {
         const a = v128.load(block);
         const b = v128.load(block, 16);
@@ -236,7 +255,7 @@ export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, l
         const t1 = v128.shuffle<f32>(a, b, 2, 6, 3, 7);
         const t2 = v128.shuffle<f32>(c, d, 0, 4, 1, 5);
         const t3 = v128.shuffle<f32>(c, d, 2, 6, 3, 7);
-        const out = dst + <usize>x0 * dstRow + (<usize>(n - 3) << 2);
+        const out = dst + <usize>x0 * dstRow + ((<usize>(n - 3)) << 2);
         v128.store(out, v128.shuffle<f32>(t0, t2, 0, 1, 4, 5));
         v128.store(out + dstRow, v128.shuffle<f32>(t0, t2, 2, 3, 6, 7));
         v128.store(out + 2 * dstRow, v128.shuffle<f32>(t1, t3, 0, 1, 4, 5));
@@ -245,10 +264,10 @@ export function blurPass(src: usize, times: usize, dst: usize, W: i32, H: i32, l
     }
     // The last H mod 4 rows, one value at a time.
     for (let n = H & ~3; n < H; n++) {
-      const row = block + (<usize>(n & 3) << 4);
-      const out = dst + <usize>x0 * dstRow + (<usize>n << 2);
+      const row = block + ((<usize>(n & 3)) << 4);
+      const out = dst + <usize>x0 * dstRow + ((<usize>n) << 2);
       for (let lane = 0; lane < 4; lane++) {
-        store<f32>(out + <usize>lane * dstRow, load<f32>(row + (<usize>lane << 2)));
+        store<f32>(out + <usize>lane * dstRow, load<f32>(row + ((<usize>lane) << 2)));
       }
     }
   }
@@ -290,16 +309,19 @@ export function mapNorms(
       vr4 = zero,
       vb1 = zero,
       vb4 = zero;
-    const row = <usize>(y * w) << 2;
+    const row = (<usize>(y * w)) << 2;
     for (let x = 0; x < vectors; x += 4) {
-      const o = row + (<usize>x << 2);
+      const o = row + ((<usize>x) << 2);
       const m1 = v128.load(mu1 + o);
       const m2 = v128.load(mu2 + o);
       const diff = f32x4.sub(m1, m2);
       const numM = f32x4.sub(one, f32x4.mul(diff, diff));
       const numS = f32x4.add(f32x4.mul(two, f32x4.sub(v128.load(s12 + o), f32x4.mul(m1, m2))), c2);
       const denS = f32x4.add(
-        f32x4.add(f32x4.sub(v128.load(s11 + o), f32x4.mul(m1, m1)), f32x4.sub(v128.load(s22 + o), f32x4.mul(m2, m2))),
+        f32x4.add(
+          f32x4.sub(v128.load(s11 + o), f32x4.mul(m1, m1)),
+          f32x4.sub(v128.load(s22 + o), f32x4.mul(m2, m2)),
+        ),
         c2,
       );
       const d = f32x4.max(zero, f32x4.sub(one, f32x4.div(f32x4.mul(numM, numS), denS)));
@@ -329,7 +351,7 @@ export function mapNorms(
     blur1 += sum4(vb1);
     blur4 += sum4(vb4);
     for (let x = vectors; x < w; x++) {
-      const o = row + (<usize>x << 2);
+      const o = row + ((<usize>x) << 2);
       const m1 = load<f32>(mu1 + o);
       const m2 = load<f32>(mu2 + o);
       const numM: f32 = 1 - (m1 - m2) * (m1 - m2);
@@ -362,6 +384,9 @@ export function mapNorms(
 // @ts-ignore: decorator
 @inline
 function sum4(v: v128): f64 {
-  const pairs = f64x2.add(f64x2.promote_low_f32x4(v), f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 0, 1)));
+  const pairs = f64x2.add(
+    f64x2.promote_low_f32x4(v),
+    f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 0, 1)),
+  );
   return f64x2.extract_lane(pairs, 0) + f64x2.extract_lane(pairs, 1);
 }
