@@ -212,10 +212,11 @@ interface Scratch {
 }
 
 /**
- * Where a reference's planes of one scale live while it scores: per channel that counts, its XYB, blurred XYB and
- * blurred square, one after another. Each reference keeps a copy in JS (`saved`); a slot holds one reference's at a
- * time, and is filled again from that copy when another reference of the size used it since (format "auto" scores
- * against two references alternately, so there are two slots per size).
+ * Where a reference's planes of one scale live: per channel that counts, its XYB, blurred XYB and blurred square,
+ * one after another. A slot holds one reference's at a time; a size has two (format "auto" scores against two
+ * references in turn), and a third reference of the size takes the least recently used. A reference that finds its
+ * slots taken (or dropped, see SCRATCH) computes its planes again from its copy of the original: rare, and cheaper
+ * than copying every reference's planes out of the memory in case it happens.
  */
 interface Slot {
   at: number;
@@ -227,12 +228,14 @@ const SLOTS_PER_SIZE = 2;
 
 /**
  * Buffers by size (and slots by size and plane count). A few sizes are kept: when a call needs a new one and that
- * would pass either limit, everything is dropped and the arena starts again (the memory keeps its size).
+ * would pass either limit, everything is dropped and the arena starts again. A wasm memory never shrinks, so the
+ * byte limit bounds what it keeps: 64 MiB, or one call's needs when more (a 110 592-pixel sample takes about 11 MiB,
+ * a whole 1200×800 image, as bench/quality.ts judges, about 95).
  */
 const SCRATCH = new Map<string, Scratch>();
 const SLOTS = new Map<string, Slot[]>();
 const SCRATCH_SIZES = 12;
-const ARENA_BYTES = 192 * 1024 * 1024;
+const ARENA_BYTES = 64 * 1024 * 1024;
 let clock = 0;
 
 function newScratch(w: number, h: number): Scratch {
@@ -288,8 +291,9 @@ function buffersFor(scales: Scale[], owner: Ssimulacra2Reference): { scratch: Sc
     let slots = SLOTS.get(slotKey(s));
     if (!slots) SLOTS.set(slotKey(s), (slots = []));
     let slot = slots.find((candidate) => candidate.owner === owner);
-    if (!slot && slots.length < SLOTS_PER_SIZE)
+    if (!slot && slots.length < SLOTS_PER_SIZE) {
       slots.push((slot = { at: alloc(slotBytes(s)), owner: undefined, used: 0 }));
+    }
     slot ??= slots.reduce((a, b) => (a.used <= b.used ? a : b));
     slot.used = ++clock;
     return { scratch, slot };
@@ -322,23 +326,27 @@ function downsample(k: Kernels, from: Scratch, fromScale: Scale, to: Scratch, to
 
 /**
  * The original's half of the metric, computed once: scoring several candidates against one original (a quality
- * search) then costs only the distorted side. Each reference keeps its own planes (see Slot): several can be used
- * in turn.
+ * search) then costs only the distorted side. Each reference has its own planes (see Slot): several can be used in
+ * turn.
  */
 export class Ssimulacra2Reference {
   readonly width: number;
   readonly height: number;
   private readonly scales: Scale[] = [];
-  /** Per scale, a copy of the slot's planes as this constructor left them. */
-  private readonly saved: Float32Array[] = [];
+  /** A copy of the original's pixels, from which the planes are computed again if their slots were taken. */
+  private readonly original: RgbImage;
 
   constructor(original: RgbImage) {
     this.width = original.width;
     this.height = original.height;
+    const { width, height, channels } = original;
+    // A copy (new Uint8Array of a view copies; a Buffer's slice() would not).
+    const data = new Uint8Array(original.data.subarray(0, width * height * channels));
+    this.original = { data, width, height, channels };
     // The scales first (the reference's rule: stop once the previous one is under 8 pixels, so the last may be
     // smaller), so that their number, which places the weights, is known before anything is computed.
     const sizes: [number, number][] = [];
-    for (let w = original.width, h = original.height; sizes.length < SCALES;) {
+    for (let w = width, h = height; sizes.length < SCALES;) {
       if (w < 8 || h < 8) break;
       sizes.push(sizes.length === 0 ? [w, h] : [(w = Math.ceil(w / 2)), (h = Math.ceil(h / 2))]);
     }
@@ -346,9 +354,12 @@ export class Ssimulacra2Reference {
       const counts = [0, 1, 2].map((c) => weighs(c, scale, sizes.length)) as Scale['counts'];
       this.scales.push({ w, h, counts, channels: [0, 1, 2].filter((c) => counts[c]) });
     }
-    const k = wasm();
-    const buffers = buffersFor(this.scales, this);
-    if (buffers.length > 0) toLinear(k, original, buffers[0]!.scratch);
+    this.fill(wasm(), buffersFor(this.scales, this));
+  }
+
+  /** The original's planes into `buffers`' slots, which this reference then owns. */
+  private fill(k: Kernels, buffers: { scratch: Scratch; slot: Slot }[]): void {
+    if (buffers.length > 0) toLinear(k, this.original, buffers[0]!.scratch);
     for (const [i, s] of this.scales.entries()) {
       const { scratch, slot } = buffers[i]!;
       if (i > 0) downsample(k, buffers[i - 1]!.scratch, this.scales[i - 1]!, scratch, s);
@@ -366,7 +377,6 @@ export class Ssimulacra2Reference {
         blur(k, scratch, s.w, s.h, plane, slot.at + (3 * j + 2) * p, plane);
       }
       slot.owner = this;
-      this.saved.push(f32().slice(slot.at / 4, (slot.at + slotBytes(s)) / 4));
     }
   }
 
@@ -377,14 +387,12 @@ export class Ssimulacra2Reference {
     }
     const k = wasm();
     const buffers = buffersFor(this.scales, this);
+    // Before the distorted side: computing them uses the scratch buffers too.
+    if (buffers.some(({ slot }) => slot.owner !== this)) this.fill(k, buffers);
     if (buffers.length > 0) toLinear(k, distorted, buffers[0]!.scratch);
     const perScale: number[][][] = [];
     for (const [i, s] of this.scales.entries()) {
       const { scratch, slot } = buffers[i]!;
-      if (slot.owner !== this) {
-        f32().set(this.saved[i]!, slot.at / 4);
-        slot.owner = this;
-      }
       if (i > 0) downsample(k, buffers[i - 1]!.scratch, this.scales[i - 1]!, scratch, s);
       const [r, g, b] = scratch.linear;
       const [X, Y, B] = scratch.xyb;
