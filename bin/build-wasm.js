@@ -4,14 +4,14 @@
 // image ships) both carry the module with no file to find at run time. Run by bin/build.js (so by `npm ci`,
 // "prepare", and `npm run build`) before it notes the sources' time: writing it never makes the bundle look stale.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import asc from 'assemblyscript/asc';
 
 export const WASM_SOURCE = 'src/pipeline/assembly/ssimulacra2.ts';
 export const WASM_MODULE = 'src/pipeline/generated/ssimulacra2-wasm.ts';
 
-/** The generated module's text for `source` (the AssemblyScript file's text), compiled. */
+/** The AssemblyScript source under `root`, compiled: the wasm binary. */
 async function compile(root) {
   let binary;
   const stderr = [];
@@ -42,12 +42,15 @@ async function compile(root) {
   return binary;
 }
 
-/** Writes the generated module unless it already holds the wasm of the current source. */
+/**
+ * Writes the generated module unless it already holds the wasm of the current source; returns the file time of
+ * what it wrote (the module and, when new, its folder), or undefined when it wrote nothing.
+ */
 export async function buildWasm(root) {
   const source = readFileSync(join(root, WASM_SOURCE));
   const sha256 = createHash('sha256').update(source).digest('hex');
   const target = join(root, WASM_MODULE);
-  if (existsSync(target) && readFileSync(target, 'utf8').includes(`'${sha256}'`)) return;
+  if (existsSync(target) && readFileSync(target, 'utf8').includes(`'${sha256}'`)) return undefined;
   const binary = await compile(root);
   mkdirSync(dirname(target), { recursive: true });
   writeFileSync(
@@ -56,4 +59,5 @@ export async function buildWasm(root) {
       `export const SOURCE_SHA256 = '${sha256}';\n` +
       `export const WASM_BASE64 = '${Buffer.from(binary).toString('base64')}';\n`,
   );
+  return Math.max(statSync(target).mtimeMs, statSync(dirname(target)).mtimeMs);
 }
