@@ -6,11 +6,21 @@ import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writ
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { ROOT } from './launch-mode.js';
+import { buildWasm } from './build-wasm.js';
 
+// The wasm kernels' generated module first: it is one of the sources esbuild reads (and tsx runs).
+const wasmWritten = await buildWasm(ROOT);
 const dist = join(ROOT, 'dist');
 mkdirSync(dist, { recursive: true });
 // Built aside, then renamed in (build.json last): a server starting meanwhile never reads a half-written bundle.
-const staging = mkdtempSync(join(dist, '.build-'));
+let staging = mkdtempSync(join(dist, '.build-'));
+// File times move in ticks of a few milliseconds: a staging folder made in the tick the generated module was
+// written would date the bundle no later than that source, and so stale at once. Wait for the next tick.
+while (wasmWritten !== undefined && statSync(staging).mtimeMs <= wasmWritten) {
+  rmSync(staging, { recursive: true, force: true });
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  staging = mkdtempSync(join(dist, '.build-'));
+}
 try {
   // A file-system time (the clock file times use) taken before esbuild reads a source: a source edited from here
   // on is newer or equal, and makes the bundle stale for bin/launch-mode.js.

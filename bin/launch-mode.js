@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** Besides src/, the files whose change changes the bundle: how it is built and what it is built with. */
-export const BUILD_FILES = ['bin/build.js', 'tsconfig.json', 'package-lock.json'];
+// (bin/build-wasm.js compiles src/pipeline/assembly/, which changedSince watches as any other source, into the
+// generated module the bundle embeds; package-lock.json pins its compiler too.)
+export const BUILD_FILES = ['bin/build.js', 'bin/build-wasm.js', 'tsconfig.json', 'package-lock.json'];
 
 /** The CLI's entry in the sources; a tree without it (the Docker image) can only run the bundle. */
 const SOURCE_ENTRY = 'src/cli/index.ts';

@@ -237,7 +237,7 @@ async function metricPixels(im: Intermediate, flatten: boolean): Promise<RgbImag
   return rawImage(data, info);
 }
 
-/** Plain Uint8Array views keep the metric's element reads monomorphic (a Buffer is a subclass). */
+/** The decoded pixels as the metric takes them (it copies them into its WebAssembly memory). */
 function rawImage(data: Buffer, info: { width: number; height: number; channels: number }): RgbImage {
   return {
     data: new Uint8Array(data.buffer, data.byteOffset, data.length),

@@ -1,5 +1,9 @@
-// owns: SSIMULACRA 2 (Cloudinary's perceptual metric, 2023 version) in TypeScript, from its published design:
-// linear-RGB pyramid of 6 scales, XYB, SSIM' + ringing + blurring maps, L1/L4 norms, 108 weights.
+// owns: SSIMULACRA 2 (Cloudinary's perceptual metric, 2023 version), from its published design: linear-RGB pyramid
+// of 6 scales, XYB, SSIM' + ringing + blurring maps, L1/L4 norms, 108 weights. The per-pixel loops run in
+// WebAssembly with 128-bit SIMD (src/pipeline/assembly/ssimulacra2.ts: float32 as in the reference tool, but for the
+// blur's recursion, which runs in float64); this module holds the metric's structure, its constants and the wasm
+// memory's buffers.
+import { WASM_BASE64 } from './generated/ssimulacra2-wasm.ts';
 
 /** An 8-bit sRGB image, channels interleaved (3 = RGB, 4 = RGBA; alpha is blended over grey as the tool does). */
 export interface RgbImage {
@@ -10,7 +14,6 @@ export interface RgbImage {
 }
 
 const SCALES = 6;
-const C2 = 0.0009;
 
 /** The metric's published weights: channel (X, Y, B) × scale × norm (1, 4) × map (ssim, ringing, blur). */
 const WEIGHTS = [
@@ -41,12 +44,6 @@ function weighs(c: number, scale: number, scales: number): boolean {
   const at = (c * scales + scale) * 6;
   return WEIGHTS.slice(at, at + 6).some((w) => w >= NEGLIGIBLE_WEIGHT);
 }
-
-const EMPTY = new Float32Array(0);
-
-type Planes = [Float32Array, Float32Array, Float32Array];
-
-const newPlanes = (n: number): Planes => [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
 
 const SRGB_TO_LINEAR = new Float32Array(256);
 for (let i = 0; i < 256; i++) {
@@ -110,290 +107,276 @@ function invert3x3(m: number[]): number[] {
   ];
 }
 
-/**
- * Where a line starts in a padded line buffer: 2·radius zeros before it and room for radius after, so that the
- * filter reads both of its taps without a bounds test (zero outside the image, as the reference).
- */
-const LINE_START = 2 * GAUSS.radius;
+/** The wasm module's exports (src/pipeline/assembly/ssimulacra2.ts): byte offsets into `memory`, sizes in pixels. */
+interface Kernels {
+  memory: WebAssembly.Memory;
+  setGauss(
+    radius: number,
+    n21: number,
+    n23: number,
+    n25: number,
+    d11: number,
+    d13: number,
+    d15: number,
+  ): void;
+  toLinear(src: number, n: number, channels: number, table: number, r: number, g: number, b: number): void;
+  halve(p: number, out: number, iw: number, ih: number, w: number, h: number): void;
+  toXyb(r: number, g: number, b: number, X: number, Y: number, B: number, n: number, onlyY: number): void;
+  blurPass(src: number, times: number, dst: number, w: number, h: number, line: number, block: number): void;
+  mapNorms(
+    i1: number,
+    i2: number,
+    mu1: number,
+    mu2: number,
+    s11: number,
+    s22: number,
+    s12: number,
+    w: number,
+    h: number,
+    out: number,
+  ): void;
+}
 
-/** A padded line buffer for lines of exactly `length` samples: the filter reads past a line's end, where only zeros may be. */
-const lineBuffer = (length: number) => new Float64Array(length + 3 * GAUSS.radius);
+/**
+ * The memory's layout: the first page is the module's own (it keeps nothing there), then the sRGB table, the blur's
+ * 4×4 transpose block, the six sums mapNorms writes, and from ARENA on the planes, placed by `alloc`.
+ */
+const PAGE = 65536;
+const TABLE = PAGE;
+const BLOCK = TABLE + 256 * 4;
+const NORMS = BLOCK + 64;
+const ARENA = PAGE + 2048;
+
+let kernels: Kernels | undefined;
+let top = ARENA;
+let heap = new Float32Array(0);
 
 /**
- * The recursive Gaussian along one line held in `line` (from LINE_START, `length` samples), written to `out` at
- * `at`, `at + stride`, … . The first radius − 1 steps only warm the filter up, as in the reference.
+ * The module, instantiated on first use (synchronously: it is a few kilobytes). Its bytes are embedded in
+ * ./generated/ssimulacra2-wasm.ts, which bin/build.js compiles from the AssemblyScript source (`npm ci` runs it as
+ * "prepare"; `npm run build` after an edit of the source): a TypeScript module, so tsx (tests, the sources) and
+ * esbuild (dist/, what Docker ships) both take it like any other import, and no .wasm file has to be found at run
+ * time. It is git-ignored, a build artifact.
  */
-function filterLine(line: Float64Array, length: number, out: Float32Array, at: number, stride: number): void {
-  const N = GAUSS.radius;
+function wasm(): Kernels {
+  if (kernels) return kernels;
+  const module = new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64'));
+  const k = new WebAssembly.Instance(module).exports as unknown as Kernels;
   const [n21, n23, n25] = GAUSS.n2 as [number, number, number];
   const [d11, d13, d15] = GAUSS.d1 as [number, number, number];
-  let p1 = 0,
-    p3 = 0,
-    p5 = 0,
-    pp1 = 0,
-    pp3 = 0,
-    pp5 = 0;
-  // Step n reads samples n − N − 1 and n + N − 1, at n + N − 1 and n + 3N − 1 in the buffer.
-  for (let n = -N + 1; n < length; n++) {
-    const sum = line[n + N - 1]! + line[n + 3 * N - 1]!;
-    const o1 = n21 * sum - d11 * p1 - pp1;
-    const o3 = n23 * sum - d13 * p3 - pp3;
-    const o5 = n25 * sum - d15 * p5 - pp5;
-    pp1 = p1;
-    pp3 = p3;
-    pp5 = p5;
-    p1 = o1;
-    p3 = o3;
-    p5 = o5;
-    if (n >= 0) out[at + n * stride] = o1 + o3 + o5;
-  }
+  k.setGauss(GAUSS.radius, n21, n23, n25, d11, d13, d15);
+  kernels = k;
+  f32().set(SRGB_TO_LINEAR, TABLE / 4);
+  return k;
 }
 
-/** Horizontal pass over each row of `src`, or of the product `src`·`times` (blurred squares and products). */
-function blurRows(
-  src: Float32Array,
-  dst: Float32Array,
-  w: number,
-  h: number,
-  line: Float64Array,
-  times?: Float32Array,
-): void {
-  for (let y = 0; y < h; y++) {
-    const row = y * w;
-    if (times) for (let x = 0; x < w; x++) line[LINE_START + x] = src[row + x]! * times[row + x]!;
-    else for (let x = 0; x < w; x++) line[LINE_START + x] = src[row + x]!;
-    filterLine(line, w, dst, row, 1);
-  }
+/** A float32 view of the whole memory, anew after it grew. */
+function f32(): Float32Array {
+  const { buffer } = kernels!.memory;
+  if (heap.buffer !== buffer) heap = new Float32Array(buffer);
+  return heap;
 }
 
-/** Vertical pass, a column at a time through the line buffer (contiguous reads for the filter's two taps). */
-function blurColumns(src: Float32Array, dst: Float32Array, w: number, h: number, line: Float64Array): void {
-  for (let x = 0; x < w; x++) {
-    for (let y = 0, i = x; y < h; y++, i += w) line[LINE_START + y] = src[i]!;
-    filterLine(line, h, dst, x, w);
-  }
+/** `bytes` (a multiple of 16) from the arena, growing the memory as needed. */
+function alloc(bytes: number): number {
+  const at = top;
+  top += bytes;
+  const { memory } = kernels!;
+  if (top > memory.buffer.byteLength) memory.grow(Math.ceil((top - memory.buffer.byteLength) / PAGE));
+  return at;
 }
 
-/** Scratch buffers of one image size, reused by every blur. */
-class Blur {
-  private readonly scratch: Scratch;
-  constructor(
-    readonly w: number,
-    readonly h: number,
-  ) {
-    this.scratch = scratchOf(w, h);
-  }
-  /** The blur of `src`, or of `src`·`times`. */
-  run(
-    src: Float32Array,
-    out: Float32Array = new Float32Array(this.w * this.h),
-    times?: Float32Array,
-  ): Float32Array {
-    const { blurTmp, rowLine, columnLine } = this.scratch;
-    blurRows(src, blurTmp, this.w, this.h, rowLine, times);
-    blurColumns(blurTmp, out, this.w, this.h, columnLine);
-    return out;
-  }
-}
+/** Bytes of a w×h plane, rounded up to whole vectors of four (toXyb writes the last one whole). */
+const planeBytes = (w: number, h: number) => ((w * h + 3) >> 2) << 4;
 
-/** The distorted side's buffers of one scale: filled completely before they are read, on every score(). */
+/** Bytes of the blur's line for both passes of a w×h plane: four float64 a sample, 3·radius rows of padding. */
+const lineBytes = (w: number, h: number) => (Math.max(w, h) + 3 * GAUSS.radius) * 32;
+
+/**
+ * The distorted side's buffers of one scale size, shared by every reference of that size: the constructor and
+ * score() run without yielding, so no two of them use one at the same time. Filled completely before they are read.
+ */
 interface Scratch {
-  linear: Planes;
-  xyb: Planes;
-  s22: Float32Array;
-  s12: Float32Array;
-  mu2: Float32Array;
-  blurTmp: Float32Array;
-  /** Line buffers of the blur's two passes: each only ever holds lines of its one length (see lineBuffer). */
-  rowLine: Float64Array;
-  columnLine: Float64Array;
+  /** Linear R, G, B (also the original's, while a reference is made). */
+  linear: [number, number, number];
+  xyb: [number, number, number];
+  mu2: number;
+  s22: number;
+  s12: number;
+  /** The first blur pass's output (transposed). */
+  tmp: number;
+  /** The blur's line of four columns in float64, padded with zeros (see blurPass), for either pass. */
+  line: number;
+  /** The 8-bit pixels of an image of this size, when it is the finest scale (4 bytes a pixel, so RGBA fits). */
+  input: number;
 }
 
 /**
- * Scratch buffers by image size, shared by every reference of that size: the constructor and score() run without
- * yielding, so no two of them use one at the same time, and a quality search stops allocating (and collecting)
- * ten planes per scale per request. A few sizes are kept; a request with a new one starts the cache again.
+ * Where a reference's planes of one scale live: per channel that counts, its XYB, blurred XYB and blurred square,
+ * one after another. A slot holds one reference's at a time; a size has two (format "auto" scores against two
+ * references in turn), and a third reference of the size takes the least recently used. A reference that finds its
+ * slots taken (or dropped, see SCRATCH) computes its planes again from its copy of the original: rare, and cheaper
+ * than copying every reference's planes out of the memory in case it happens.
+ */
+interface Slot {
+  at: number;
+  owner: Ssimulacra2Reference | undefined;
+  used: number;
+}
+
+const SLOTS_PER_SIZE = 2;
+
+/**
+ * Buffers by size (and slots by size and plane count). A few sizes are kept: when a call needs a new one and that
+ * would pass either limit, everything is dropped and the arena starts again. A wasm memory never shrinks, so the
+ * byte limit bounds what it keeps: 64 MiB, or one call's needs when more (a 110 592-pixel sample takes about 11 MiB,
+ * a whole 1200×800 image, as bench/quality.ts judges, about 95).
  */
 const SCRATCH = new Map<string, Scratch>();
+const SLOTS = new Map<string, Slot[]>();
 const SCRATCH_SIZES = 12;
+const ARENA_BYTES = 64 * 1024 * 1024;
+let clock = 0;
 
-function scratchOf(w: number, h: number): Scratch {
-  const key = `${w}x${h}`;
-  let s = SCRATCH.get(key);
-  if (!s) {
-    if (SCRATCH.size >= SCRATCH_SIZES) SCRATCH.clear();
-    const n = w * h;
-    s = {
-      linear: newPlanes(n),
-      xyb: newPlanes(n),
-      s22: new Float32Array(n),
-      s12: new Float32Array(n),
-      mu2: new Float32Array(n),
-      blurTmp: new Float32Array(n),
-      rowLine: lineBuffer(w),
-      columnLine: lineBuffer(h),
-    };
-    SCRATCH.set(key, s);
-  }
-  return s;
+function newScratch(w: number, h: number): Scratch {
+  const p = planeBytes(w, h);
+  const plane = () => alloc(p);
+  return {
+    linear: [plane(), plane(), plane()],
+    xyb: [plane(), plane(), plane()],
+    mu2: plane(),
+    s22: plane(),
+    s12: plane(),
+    tmp: plane(),
+    line: alloc(lineBytes(w, h)),
+    input: alloc(p),
+  };
 }
 
-interface Linear {
-  planes: [Float32Array, Float32Array, Float32Array];
-  width: number;
-  height: number;
+/** One scale's geometry: its size and the channels whose maps count there (see weighs). */
+interface Scale {
+  w: number;
+  h: number;
+  counts: [boolean, boolean, boolean];
+  /** The channels that count, in slot order. */
+  channels: number[];
 }
 
-function toLinear(img: RgbImage, planes: Planes = newPlanes(img.width * img.height)): Linear {
-  const n = img.width * img.height;
-  const [r, g, b] = planes;
-  const { data, channels } = img;
-  if (channels === 3) {
-    for (let i = 0, j = 0; i < n; i++, j += 3) {
-      r[i] = SRGB_TO_LINEAR[data[j]!]!;
-      g[i] = SRGB_TO_LINEAR[data[j + 1]!]!;
-      b[i] = SRGB_TO_LINEAR[data[j + 2]!]!;
-    }
-  } else {
-    for (let i = 0, j = 0; i < n; i++, j += channels) {
-      const alpha = data[j + 3]! / 255;
-      const grey = (1 - alpha) * 0.5;
-      r[i] = alpha * SRGB_TO_LINEAR[data[j]!]! + grey;
-      g[i] = alpha * SRGB_TO_LINEAR[data[j + 1]!]! + grey;
-      b[i] = alpha * SRGB_TO_LINEAR[data[j + 2]!]! + grey;
-    }
-  }
-  return { planes, width: img.width, height: img.height };
-}
-
-/** 2×2 box average of one plane (the last column and row repeat when the side is odd). */
-function halve(p: Float32Array, out: Float32Array, iw: number, ih: number, w: number, h: number): void {
-  const pairs = iw >> 1;
-  for (let oy = 0; oy < h; oy++) {
-    const r0 = oy * 2 * iw;
-    const r1 = Math.min(oy * 2 + 1, ih - 1) * iw;
-    const o = oy * w;
-    for (let ox = 0; ox < pairs; ox++) {
-      const x = ox * 2;
-      out[o + ox] = (p[r0 + x]! + p[r0 + x + 1]! + p[r1 + x]! + p[r1 + x + 1]!) * 0.25;
-    }
-    if (pairs < w) {
-      const x = pairs * 2;
-      out[o + pairs] = (p[r0 + x]! + p[r0 + x]! + p[r1 + x]! + p[r1 + x]!) * 0.25;
-    }
-  }
-}
-
-function downsample(img: Linear, into?: Planes): Linear {
-  const w = Math.ceil(img.width / 2);
-  const h = Math.ceil(img.height / 2);
-  const planes = into ?? newPlanes(w * h);
-  for (let c = 0; c < 3; c++) halve(img.planes[c]!, planes[c]!, img.width, img.height, w, h);
-  return { planes, width: w, height: h };
-}
-
-const BIAS = 0.0037930732552754493;
-const CBRT_BIAS = Math.cbrt(BIAS);
+/** Bytes a slot of `scale` takes: three planes per channel that counts. */
+const slotBytes = (s: Scale) => 3 * s.channels.length * planeBytes(s.w, s.h);
+const sizeKey = (s: Scale) => `${s.w}x${s.h}`;
+const slotKey = (s: Scale) => `${s.w}x${s.h}/${s.channels.length}`;
 
 /**
- * Cube root by table with linear interpolation over [0, CBRT_RANGE): the mixed LMS values of in-gamut pixels are
- * at least BIAS, where the interpolation error is below 2e-6; anything above the table falls back to Math.cbrt.
+ * Every buffer one call (a constructor or a score()) uses, found or placed before it computes anything, so that
+ * nothing it uses moves or is dropped on the way.
  */
-const CBRT_STEPS = 16384;
-const CBRT_RANGE = 1.05;
-const CBRT_SCALE = CBRT_STEPS / CBRT_RANGE;
-const CBRT_TABLE = new Float32Array(CBRT_STEPS + 2);
-for (let i = 0; i < CBRT_TABLE.length; i++) CBRT_TABLE[i] = Math.cbrt(i / CBRT_SCALE);
-
-function cbrt(x: number): number {
-  if (x <= 0) return 0;
-  const at = x * CBRT_SCALE;
-  const i = at | 0;
-  if (i >= CBRT_STEPS) return Math.cbrt(x);
-  const lo = CBRT_TABLE[i]!;
-  return lo + (CBRT_TABLE[i + 1]! - lo) * (at - i);
-}
-
-/**
- * Linear sRGB → XYB, rescaled as the metric does (X·14+0.42, Y+0.01, B−Y+0.55). `onlyY`: where X and B weigh
- * nothing (the finest scale, the largest), their planes are left as they are and one cube root of three is saved.
- */
-function toXyb(img: Linear, out: Planes = newPlanes(img.width * img.height), onlyY = false): Planes {
-  const n = img.width * img.height;
-  const [r, g, b] = img.planes;
-  const [X, Y, B] = out;
-  if (onlyY) {
-    for (let i = 0; i < n; i++) {
-      const ri = r[i]!,
-        gi = g[i]!,
-        bi = b[i]!;
-      const m0 = cbrt(0.3 * ri + 0.622 * gi + 0.078 * bi + BIAS);
-      const m1 = cbrt(0.23 * ri + 0.692 * gi + 0.078 * bi + BIAS);
-      Y[i] = 0.5 * (m0 + m1) - CBRT_BIAS + 0.01;
+function buffersFor(scales: Scale[], owner: Ssimulacra2Reference): { scratch: Scratch; slot: Slot }[] {
+  const missing = scales.reduce(
+    (bytes, s) =>
+      bytes +
+      (SCRATCH.has(sizeKey(s)) ? 0 : 11 * planeBytes(s.w, s.h) + lineBytes(s.w, s.h)) +
+      ((SLOTS.get(slotKey(s))?.length ?? 0) < SLOTS_PER_SIZE ? slotBytes(s) : 0),
+    0,
+  );
+  const newSizes = scales.filter((s) => !SCRATCH.has(sizeKey(s))).length;
+  if (missing > 0 && (top - ARENA + missing > ARENA_BYTES || SCRATCH.size + newSizes > SCRATCH_SIZES)) {
+    SCRATCH.clear();
+    SLOTS.clear();
+    top = ARENA;
+  }
+  return scales.map((s) => {
+    let scratch = SCRATCH.get(sizeKey(s));
+    if (!scratch) SCRATCH.set(sizeKey(s), (scratch = newScratch(s.w, s.h)));
+    let slots = SLOTS.get(slotKey(s));
+    if (!slots) SLOTS.set(slotKey(s), (slots = []));
+    let slot = slots.find((candidate) => candidate.owner === owner);
+    if (!slot && slots.length < SLOTS_PER_SIZE) {
+      slots.push((slot = { at: alloc(slotBytes(s)), owner: undefined, used: 0 }));
     }
-    return out;
-  }
-  for (let i = 0; i < n; i++) {
-    const ri = r[i]!,
-      gi = g[i]!,
-      bi = b[i]!;
-    const m0 = cbrt(0.3 * ri + 0.622 * gi + 0.078 * bi + BIAS) - CBRT_BIAS;
-    const m1 = cbrt(0.23 * ri + 0.692 * gi + 0.078 * bi + BIAS) - CBRT_BIAS;
-    const m2 =
-      cbrt(0.2434226892454782 * ri + 0.2047674442449682 * gi + 0.5518098665095535 * bi + BIAS) - CBRT_BIAS;
-    const y = 0.5 * (m0 + m1);
-    X[i] = 0.5 * (m0 - m1) * 14 + 0.42;
-    Y[i] = y + 0.01;
-    B[i] = m2 - y + 0.55;
-  }
-  return out;
+    slot ??= slots.reduce((a, b) => (a.used <= b.used ? a : b));
+    slot.used = ++clock;
+    return { scratch, slot };
+  });
 }
 
-/** The original's side of one scale: its XYB planes, blurred planes and blurred squares, per channel. */
-interface ReferenceScale {
-  xyb: Float32Array[];
-  mu: Float32Array[];
-  sigma: Float32Array[];
-  blur: Blur;
-  /** Buffers for the distorted side, reused by every score(). */
-  work: Scratch;
-  /** Per channel: whether its maps weigh anything at this scale (see weighs). */
-  counts: boolean[];
+/** The blur of the plane at `src` (or of its product with the plane at `times`) into `out`: down, then across. */
+function blur(k: Kernels, scratch: Scratch, w: number, h: number, src: number, out: number, times = 0): void {
+  k.blurPass(src, times, scratch.tmp, w, h, scratch.line, BLOCK);
+  k.blurPass(scratch.tmp, 0, out, h, w, scratch.line, BLOCK);
+}
+
+/** The 8-bit pixels into the finest scale's input buffer, then to its linear planes. */
+function toLinear(k: Kernels, img: RgbImage, scratch: Scratch): void {
+  const { data, width, height, channels } = img;
+  if (channels !== 3 && channels !== 4) throw new Error(`ssimulacra2: ${channels} channels`);
+  new Uint8Array(k.memory.buffer, scratch.input, width * height * channels).set(
+    data.subarray(0, width * height * channels),
+  );
+  const [r, g, b] = scratch.linear;
+  k.toLinear(scratch.input, width * height, channels, TABLE, r, g, b);
+}
+
+/** The next scale's linear planes, halved from this one's. */
+function downsample(k: Kernels, from: Scratch, fromScale: Scale, to: Scratch, toScale: Scale): void {
+  for (let c = 0; c < 3; c++) {
+    k.halve(from.linear[c]!, to.linear[c]!, fromScale.w, fromScale.h, toScale.w, toScale.h);
+  }
 }
 
 /**
  * The original's half of the metric, computed once: scoring several candidates against one original (a quality
- * search) then costs only the distorted side.
+ * search) then costs only the distorted side. Each reference has its own planes (see Slot): several can be used in
+ * turn.
  */
 export class Ssimulacra2Reference {
   readonly width: number;
   readonly height: number;
-  private readonly scales: ReferenceScale[] = [];
+  private readonly scales: Scale[] = [];
+  /** A copy of the original's pixels, from which the planes are computed again if their slots were taken. */
+  private readonly original: RgbImage;
 
   constructor(original: RgbImage) {
     this.width = original.width;
     this.height = original.height;
-    // The scales first (the reference's rule: stop once the previous one is under 8 pixels), so that their
-    // number, which places the weights, is known before any blur.
-    // The original's linear planes only live in here: they go in the distorted side's scratch planes.
-    const linears: Linear[] = [];
-    let lin = toLinear(original, scratchOf(original.width, original.height).linear);
-    for (let scale = 0; scale < SCALES; scale++) {
-      if (lin.width < 8 || lin.height < 8) break;
-      if (scale > 0)
-        lin = downsample(lin, scratchOf(Math.ceil(lin.width / 2), Math.ceil(lin.height / 2)).linear);
-      linears.push(lin);
+    const { width, height, channels } = original;
+    // A copy (new Uint8Array of a view copies; a Buffer's slice() would not).
+    const data = new Uint8Array(original.data.subarray(0, width * height * channels));
+    this.original = { data, width, height, channels };
+    // The scales first (the reference's rule: stop once the previous one is under 8 pixels, so the last may be
+    // smaller), so that their number, which places the weights, is known before anything is computed.
+    const sizes: [number, number][] = [];
+    for (let w = width, h = height; sizes.length < SCALES;) {
+      if (w < 8 || h < 8) break;
+      sizes.push(sizes.length === 0 ? [w, h] : [(w = Math.ceil(w / 2)), (h = Math.ceil(h / 2))]);
     }
-    for (const [scale, lin] of linears.entries()) {
-      const blur = new Blur(lin.width, lin.height);
-      const counts = [0, 1, 2].map((c) => weighs(c, scale, linears.length));
-      const n = lin.width * lin.height;
-      const onlyY = !counts[0] && !counts[2];
-      const xyb = toXyb(lin, onlyY ? [EMPTY, new Float32Array(n), EMPTY] : newPlanes(n), onlyY);
-      const mu = xyb.map((plane, c) => (counts[c] ? blur.run(plane) : EMPTY));
-      const sigma = xyb.map((plane, c) => (counts[c] ? blur.run(plane, new Float32Array(n), plane) : EMPTY));
-      const work = scratchOf(lin.width, lin.height);
-      this.scales.push({ xyb, mu, sigma, blur, work, counts });
+    for (const [scale, [w, h]] of sizes.entries()) {
+      const counts = [0, 1, 2].map((c) => weighs(c, scale, sizes.length)) as Scale['counts'];
+      this.scales.push({ w, h, counts, channels: [0, 1, 2].filter((c) => counts[c]) });
+    }
+    this.fill(wasm(), buffersFor(this.scales, this));
+  }
+
+  /** The original's planes into `buffers`' slots, which this reference then owns. */
+  private fill(k: Kernels, buffers: { scratch: Scratch; slot: Slot }[]): void {
+    if (buffers.length > 0) toLinear(k, this.original, buffers[0]!.scratch);
+    for (const [i, s] of this.scales.entries()) {
+      const { scratch, slot } = buffers[i]!;
+      if (i > 0) downsample(k, buffers[i - 1]!.scratch, this.scales[i - 1]!, scratch, s);
+      const p = planeBytes(s.w, s.h);
+      // Each channel that counts goes straight into the slot; the others (when X or B count) into scratch.
+      const xyb = scratch.xyb.map((plane, c) => {
+        const j = s.channels.indexOf(c);
+        return j < 0 ? plane : slot.at + 3 * j * p;
+      });
+      const [r, g, b] = scratch.linear;
+      k.toXyb(r, g, b, xyb[0]!, xyb[1]!, xyb[2]!, s.w * s.h, s.counts[0] || s.counts[2] ? 0 : 1);
+      for (const [j, c] of s.channels.entries()) {
+        const plane = xyb[c]!;
+        blur(k, scratch, s.w, s.h, plane, slot.at + (3 * j + 1) * p);
+        blur(k, scratch, s.w, s.h, plane, slot.at + (3 * j + 2) * p, plane);
+      }
+      slot.owner = this;
     }
   }
 
@@ -402,78 +385,47 @@ export class Ssimulacra2Reference {
     if (distorted.width !== this.width || distorted.height !== this.height) {
       throw new Error('ssimulacra2: images differ in size');
     }
-    let lin = toLinear(distorted, this.scales[0]?.work.linear);
+    const k = wasm();
+    const buffers = buffersFor(this.scales, this);
+    // Before the distorted side: computing them uses the scratch buffers too.
+    if (buffers.some(({ slot }) => slot.owner !== this)) this.fill(k, buffers);
+    if (buffers.length > 0) toLinear(k, distorted, buffers[0]!.scratch);
     const perScale: number[][][] = [];
-    for (const [scale, ref] of this.scales.entries()) {
-      if (scale > 0) lin = downsample(lin, ref.work.linear);
-      const { blur } = ref;
-      const n = blur.w * blur.h;
-      const { s22, s12, mu2 } = ref.work;
-      const x2 = toXyb(lin, ref.work.xyb, !ref.counts[0] && !ref.counts[2]);
+    for (const [i, s] of this.scales.entries()) {
+      const { scratch, slot } = buffers[i]!;
+      if (i > 0) downsample(k, buffers[i - 1]!.scratch, this.scales[i - 1]!, scratch, s);
+      const [r, g, b] = scratch.linear;
+      const [X, Y, B] = scratch.xyb;
+      k.toXyb(r, g, b, X, Y, B, s.w * s.h, s.counts[0] || s.counts[2] ? 0 : 1);
+      const p = planeBytes(s.w, s.h);
+      const n = s.w * s.h;
       const channels: number[][] = [];
       for (let c = 0; c < 3; c++) {
-        if (!ref.counts[c]) {
+        const j = s.channels.indexOf(c);
+        if (j < 0) {
           channels.push([0, 0, 0, 0, 0, 0]);
           continue;
         }
-        const i1 = ref.xyb[c]!;
-        const i2 = x2[c]!;
-        blur.run(i2, s22, i2);
-        blur.run(i1, s12, i2);
-        blur.run(i2, mu2);
-        channels.push(mapNorms(n, i1, i2, ref.mu[c]!, mu2, ref.sigma[c]!, s22, s12));
+        const i1 = slot.at + 3 * j * p;
+        const i2 = scratch.xyb[c]!;
+        blur(k, scratch, s.w, s.h, i2, scratch.s22, i2);
+        blur(k, scratch, s.w, s.h, i1, scratch.s12, i2);
+        blur(k, scratch, s.w, s.h, i2, scratch.mu2);
+        k.mapNorms(i1, i2, i1 + p, scratch.mu2, i1 + 2 * p, scratch.s22, scratch.s12, s.w, s.h, NORMS);
+        const [ssim1, ssim4, ring1, ring4, blur1, blur4] = new Float64Array(k.memory.buffer, NORMS, 6);
+        channels.push([
+          ssim1! / n,
+          Math.sqrt(Math.sqrt(ssim4! / n)),
+          ring1! / n,
+          Math.sqrt(Math.sqrt(ring4! / n)),
+          blur1! / n,
+          Math.sqrt(Math.sqrt(blur4! / n)),
+        ]);
       }
       perScale.push(channels);
     }
     return weightedScore(perScale);
   }
-}
-
-/** The L1 and L4 norms of the SSIM', ringing and blurring maps of one channel at one scale. */
-function mapNorms(
-  n: number,
-  i1: Float32Array,
-  i2: Float32Array,
-  mu1: Float32Array,
-  mu2: Float32Array,
-  s11: Float32Array,
-  s22: Float32Array,
-  s12: Float32Array,
-): number[] {
-  let ssim1 = 0,
-    ssim4 = 0,
-    ring1 = 0,
-    ring4 = 0,
-    blur1 = 0,
-    blur4 = 0;
-  for (let i = 0; i < n; i++) {
-    const m1 = mu1[i]!;
-    const m2 = mu2[i]!;
-    const numM = 1 - (m1 - m2) * (m1 - m2);
-    const numS = 2 * (s12[i]! - m1 * m2) + C2;
-    const denS = s11[i]! - m1 * m1 + (s22[i]! - m2 * m2) + C2;
-    const d = Math.max(0, 1 - (numM * numS) / denS);
-    const d2 = d * d;
-    ssim1 += d;
-    ssim4 += d2 * d2;
-    const edge = (1 + Math.abs(i2[i]! - m2)) / (1 + Math.abs(i1[i]! - m1)) - 1;
-    const e2 = edge * edge;
-    if (edge > 0) {
-      ring1 += edge;
-      ring4 += e2 * e2;
-    } else {
-      blur1 -= edge;
-      blur4 += e2 * e2;
-    }
-  }
-  return [
-    ssim1 / n,
-    Math.sqrt(Math.sqrt(ssim4 / n)),
-    ring1 / n,
-    Math.sqrt(Math.sqrt(ring4 / n)),
-    blur1 / n,
-    Math.sqrt(Math.sqrt(blur4 / n)),
-  ];
 }
 
 /** SSIMULACRA 2 of `distorted` against `original` (same size): 100 identical, 90 visually lossless, 70 high. */
