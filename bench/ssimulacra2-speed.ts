@@ -1,5 +1,5 @@
 // The in-process SSIMULACRA 2's own speed (issue 24): the reference side (`new Ssimulacra2Reference`) and one
-// `score()` on the request's JPEG sample (samplePixels(img, JPEG_SAMPLE), 4 tiles of 128 px = 512×128) of a photo
+// `score()` on the request's JPEG sample (samplePixels(img, JPEG_WEBP_SAMPLE), 4 tiles of 128 px = 512×128) of a photo
 // resized to fit 1200×1200, against its JPEG at q80. Process CPU (user + system) of each call, least of N runs,
 // after a few warm-up runs.
 //
@@ -7,7 +7,7 @@
 //
 // Default photo: Debian's mate-backgrounds nature/Garden.jpg. Also prints the scores at q50/80/92.
 import sharp from 'sharp';
-import { JPEG_SAMPLE, samplePixels } from '../src/pipeline/auto-quality.ts';
+import { JPEG_WEBP_SAMPLE, samplePixels } from '../src/pipeline/auto-quality.ts';
 import { Ssimulacra2Reference, type RgbImage } from '../src/pipeline/ssimulacra2.ts';
 
 const args = process.argv.slice(2);
@@ -45,7 +45,7 @@ function leastCpu(runs: number, fn: () => void): number {
 }
 
 for (const photo of photos) {
-  const sample = samplePixels(await rgb(photo), JPEG_SAMPLE);
+  const sample = samplePixels(await rgb(photo), JPEG_WEBP_SAMPLE);
   const distorted = await jpeg(sample, 80);
   const reference = new Ssimulacra2Reference(sample);
   const refMs = leastCpu(RUNS, () => new Ssimulacra2Reference(sample));

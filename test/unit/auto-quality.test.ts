@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  JPEG_SAMPLE,
+  JPEG_WEBP_SAMPLE,
   parseAutoQuality,
   QUALITY_LEVELS,
   SAMPLE,
@@ -97,12 +97,12 @@ test('samplePixels of a large image is a mosaic of 16-aligned tiles copied from 
   assert.deepEqual(origin(sample.width), { x: first.x, y: first.y + 1 });
 });
 
-test('samplePixels takes the shape asked for: JPEG_SAMPLE is four tiles of 128 px, SAMPLE three of 192', () => {
+test('samplePixels takes the shape asked for: JPEG_WEBP_SAMPLE is four tiles of 128 px, SAMPLE three of 192', () => {
   const width = 1200;
   const height = 800;
   const data = new Uint8Array(width * height * 3);
   for (const [shape, w, h] of [
-    [JPEG_SAMPLE, 4 * 128, 128],
+    [JPEG_WEBP_SAMPLE, 4 * 128, 128],
     [SAMPLE, 3 * 192, 192],
   ] as const) {
     const sample = samplePixels({ data, width, height, channels: 3 }, shape);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
-import { JPEG_SAMPLE, samplePixels } from '../../src/pipeline/auto-quality.ts';
+import { JPEG_WEBP_SAMPLE, samplePixels } from '../../src/pipeline/auto-quality.ts';
 import { SOURCE_SHA256 } from '../../src/pipeline/generated/ssimulacra2-wasm.ts';
 import { Ssimulacra2Reference, ssimulacra2, type RgbImage } from '../../src/pipeline/ssimulacra2.ts';
 import { corpus } from '../helpers/corpus.ts';
@@ -23,7 +23,7 @@ async function raw(image: ReturnType<typeof sharp>): Promise<RgbImage> {
 /** The request's JPEG sample (4 tiles of 128 px) of a corpus photograph resized to fit 1200 px, and its JPEG. */
 async function jpegSample(name: string, quality: number): Promise<[RgbImage, RgbImage]> {
   const resized = await raw(sharp(corpus(name)).resize(1200, 1200, { fit: 'inside' }).removeAlpha());
-  const sample = samplePixels(resized, JPEG_SAMPLE);
+  const sample = samplePixels(resized, JPEG_WEBP_SAMPLE);
   const { width, height } = sample;
   const jpeg = await sharp(sample.data, { raw: { width, height, channels: 3 } })
     .jpeg({ quality })
