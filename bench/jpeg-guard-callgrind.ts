@@ -3,17 +3,13 @@
 // bench workload's input, in-process under valgrind's callgrind: N requests after 200 of warm-up (issue 28). V8
 // compiles synchronously here: under valgrind its background compiler lags so far behind that the warm-up would
 // still run the unoptimized loop.
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as header from '../src/pipeline/input-header.ts';
 import { needsIsolation } from '../src/pipeline/isolated-processor.ts';
 import { loadBaseImage } from './inputs.ts';
 import { buildWorkloads } from './workloads.ts';
-import { instructionsByObject } from './callgrind-dump.ts';
+import { countChildWindow } from './callgrind-dump.ts';
 
 async function requests(workloadId: string, count: number): Promise<void> {
   const workload = (await buildWorkloads(await loadBaseImage(false))).find((w) => w.id === workloadId);
@@ -36,39 +32,11 @@ async function requests(workloadId: string, count: number): Promise<void> {
 }
 
 async function run(workloadId: string, count: number): Promise<Map<string, number>> {
-  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-jpeg-guard-cg-'));
-  const child = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      `--callgrind-out-file=${join(dir, 'cg.out')}`,
-      process.execPath,
-      '--no-concurrent-recompilation',
-      '--no-concurrent-osr',
-      '--import',
-      'tsx',
-      import.meta.filename,
-      '--child',
-      workloadId,
-      String(count),
-    ],
-    { stdio: ['pipe', 'pipe', 'ignore'] },
+  return countChildWindow(
+    import.meta.filename,
+    [workloadId, String(count)],
+    ['--no-concurrent-recompilation', '--no-concurrent-osr'],
   );
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const control = (...args: string[]) =>
-    execFileSync('callgrind_control', [...args, String(child.pid)], { stdio: 'ignore' });
-  await lines.next();
-  control('-i', 'on');
-  control('-z');
-  child.stdin.write('go\n');
-  await lines.next();
-  control('-d');
-  child.stdin.end('end\n');
-  await once(child, 'exit');
-  const dump = readdirSync(dir).find((f) => /\.\d+$/.test(f));
-  if (!dump) throw new Error('callgrind wrote no dump');
-  return instructionsByObject(join(dir, dump));
 }
 
 if (process.argv[2] === '--child') await requests(process.argv[3] ?? 'W1', Number(process.argv[4]));

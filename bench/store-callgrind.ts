@@ -2,9 +2,7 @@
 // service makes (auth lookup, quota reserve, confirm) on a SQLite file, in-process under valgrind's callgrind: N
 // requests after 200 of warm-up, counted from a zero to a dump, with instrumentation off until then (start-up under
 // full instrumentation takes minutes on a loaded machine). Split by ELF object (issue 28).
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,7 +11,7 @@ import { confirmQuotaUnit, reserveQuotaUnit } from '../src/accounts/quota.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
 import { findActiveKeyOwner, insertApiKeyUnlessActive } from '../src/store/keys.ts';
-import { instructionsByObject } from './callgrind-dump.ts';
+import { countChildWindow } from './callgrind-dump.ts';
 
 const KEY = 'imgp_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcd';
 
@@ -51,36 +49,7 @@ async function requests(count: number): Promise<void> {
 }
 
 async function run(count: number): Promise<Map<string, number>> {
-  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-store-cg-out-'));
-  const child = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      `--callgrind-out-file=${join(dir, 'cg.out')}`,
-      process.execPath,
-      '--import',
-      'tsx',
-      import.meta.filename,
-      '--child',
-      String(count),
-    ],
-    { stdio: ['pipe', 'pipe', 'ignore'] },
-  );
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const control = (...args: string[]) =>
-    execFileSync('callgrind_control', [...args, String(child.pid)], { stdio: 'ignore' });
-  await lines.next();
-  control('-i', 'on');
-  control('-z');
-  child.stdin.write('go\n');
-  await lines.next();
-  control('-d');
-  child.stdin.end('end\n');
-  await once(child, 'exit');
-  const dump = readdirSync(dir).find((f) => /\.\d+$/.test(f));
-  if (!dump) throw new Error('callgrind wrote no dump');
-  return instructionsByObject(join(dir, dump));
+  return countChildWindow(import.meta.filename, [String(count)], []);
 }
 
 if (process.argv[2] === '--child') await requests(Number(process.argv[3]));
