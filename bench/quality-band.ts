@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import sharp, { type Sharp } from 'sharp';
 import { processImage } from '../src/pipeline/process.ts';
 import type { Operations } from '../src/pipeline/operations.ts';
-import { RESIZE } from './quality.ts';
+import { BENCH_PHOTOS, RESIZE } from './quality.ts';
 
 const MATE = '/usr/share/backgrounds/mate';
 const corpus = (name: string) => fileURLToPath(new URL(`../test/fixtures/corpus/${name}`, import.meta.url));
@@ -26,18 +26,7 @@ const SETS: Record<string, string[]> = {
     `${MATE}/abstract/Elephants.jpg`,
     `${MATE}/desktop/GreenTraditional.jpg`,
   ],
-  benchmark: [
-    'Aqua',
-    'Blinds',
-    'Dune',
-    'FreshFlower',
-    'Garden',
-    'GreenMeadow',
-    'LadyBird',
-    'RainDrops',
-    'Storm',
-    'TwoWings',
-  ].map((n) => `${MATE}/nature/${n}.jpg`),
+  benchmark: BENCH_PHOTOS,
   fresh: [
     'BytheWater',
     'ColdRipple',

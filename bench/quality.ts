@@ -77,19 +77,22 @@ export async function makeJudge(dir: string): Promise<Judge> {
   };
 }
 
+/** The bench's ten photographs (Debian's mate-backgrounds), held out of the searches' fitting (bench/quality-band.ts). */
+export const BENCH_PHOTOS = [
+  'Aqua',
+  'Blinds',
+  'Dune',
+  'FreshFlower',
+  'Garden',
+  'GreenMeadow',
+  'LadyBird',
+  'RainDrops',
+  'Storm',
+  'TwoWings',
+].map((n) => `/usr/share/backgrounds/mate/nature/${n}.jpg`);
+
 export async function loadPhotos(dir: string, count: number): Promise<{ photos: Photo[]; source: string }> {
-  const mate = [
-    'Aqua',
-    'Blinds',
-    'Dune',
-    'FreshFlower',
-    'Garden',
-    'GreenMeadow',
-    'LadyBird',
-    'RainDrops',
-    'Storm',
-    'TwoWings',
-  ].map((n) => `/usr/share/backgrounds/mate/nature/${n}.jpg`);
+  const mate = BENCH_PHOTOS;
   const useMate = mate.every((p) => existsSync(p));
   const paths = (useMate ? mate : CORPUS_PHOTOS).slice(0, count);
   const source = useMate
