@@ -1,0 +1,76 @@
+// What api.md accepts answers as before, and what it rejects stays rejected, on the paths this project changed for
+// speed (issue 28): how an upload's bytes are read, and the JPEG scan limit that no longer walks every file.
+import { Readable } from 'node:stream';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { progressiveScanBomb } from '../helpers/bombs.ts';
+import { corpus } from '../helpers/corpus.ts';
+import { imageForm } from '../helpers/multipart.ts';
+
+function post(t: TestApp, payload: Buffer | Readable, headers: Record<string, string>) {
+  return t.app.inject({ method: 'POST', url: '/v1/image', headers: { ...headers, ...t.auth }, payload });
+}
+
+/** The body in chunks of `size` bytes, as a client on a slow link sends it. */
+function inChunks(body: Buffer, size: number): Readable {
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < body.length; at += size) chunks.push(body.subarray(at, at + size));
+  return Readable.from(chunks);
+}
+
+function assertError(res: LightMyRequestResponse, status: number, code: string): string {
+  assert.equal(res.statusCode, status, res.body);
+  const body = res.json() as { error: { code: string; message: string } };
+  assert.equal(body.error.code, code);
+  return body.error.message;
+}
+
+/** A JPEG with a comment segment holding `pairs` FF DA byte pairs before its frame: data, not scans. */
+function withCommentOfSosBytes(jpeg: Buffer, pairs: number): Buffer {
+  const payload = Buffer.alloc(pairs * 2);
+  for (let i = 0; i < pairs; i++) payload.set([0xff, 0xda], i * 2);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(payload.length + 2);
+  return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xfe]), length, payload, jpeg.subarray(2)]);
+}
+
+test('an upload api.md accepts answers the same 200, headers and bytes whether its body comes in one piece or in 1 KiB chunks', async (t) => {
+  const app = await buildTestApp(t);
+  const form = imageForm(corpus('Landscape_1.jpg'), { resize: { w: 200 } });
+  const whole = await post(app, form.payload, form.headers);
+  const chunked = await post(app, inChunks(form.payload, 1024), form.headers);
+  for (const res of [whole, chunked]) {
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.headers['content-type'], 'image/jpeg');
+    assert.equal(res.headers['x-service-operations'], 'resize,format=jpeg,quality=80,strip');
+  }
+  assert.ok(chunked.rawPayload.equals(whole.rawPayload), 'the same output bytes');
+  assert.equal(chunked.headers['x-service-quota-remaining'], '998', 'both counted');
+});
+
+test('a JPEG whose comment holds more than 100 FF DA byte pairs but which has one scan is processed as before', async (t) => {
+  const app = await buildTestApp(t);
+  const jpeg = withCommentOfSosBytes(corpus('hopper.jpg'), 150);
+  const form = imageForm(jpeg, {});
+  const res = await post(app, form.payload, form.headers);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.equal(res.headers['x-service-operations'], 'format=jpeg,quality=80,strip');
+});
+
+test('what api.md rejects stays rejected: a body ending inside the image is 400 bad_upload, a JPEG of 101 scans 422, both refunded', async (t) => {
+  const app = await buildTestApp(t);
+  const form = imageForm(corpus('Landscape_1.jpg'), {});
+  assertError(
+    await post(app, inChunks(form.payload.subarray(0, 5000), 1024), form.headers),
+    400,
+    'bad_upload',
+  );
+  const bomb = imageForm(progressiveScanBomb(64, 64, 101), {});
+  const message = assertError(await post(app, bomb.payload, bomb.headers), 422, 'unprocessable_image');
+  assert.match(message, /more than 100 scans/);
+  const after = await post(app, form.payload, form.headers);
+  assert.equal(after.statusCode, 200, after.body);
+  assert.equal(after.headers['x-service-quota-remaining'], '999', 'neither failure used a unit');
+});
