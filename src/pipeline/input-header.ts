@@ -41,6 +41,11 @@ export function readJpegFrame(buf: Buffer): JpegFrame | undefined {
   return walkJpeg(buf, true).frame;
 }
 
+/** Scans of a JPEG, counted up to MAX_JPEG_SCANS + 1 by walking all of its markers. */
+export function jpegScanCount(buf: Buffer): number {
+  return walkJpeg(buf, false).scans;
+}
+
 type JpegFrame = Omit<JpegStructure, 'scans'>;
 
 function walkJpeg(buf: Buffer, untilFrame: boolean): { frame: JpegFrame | undefined; scans: number } {

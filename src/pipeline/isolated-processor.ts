@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
-import { declaredSize, MAX_JPEG_SCANS, readJpegFrame, readJpegStructure } from './input-header.ts';
+import { declaredSize, jpegScanCount, MAX_JPEG_SCANS, readJpegFrame } from './input-header.ts';
 import type { Operations } from './operations.ts';
 import { autoFormatCandidates } from './output-search.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
@@ -63,11 +63,10 @@ export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMo
     // Below the pixel limit a baseline JPEG stays in-process whatever its scans (too many are refused there), so
     // they are not walked: that walk crosses all of the entropy-coded data.
     if (!frame.progressive && frame.width * frame.height <= ISOLATE_ABOVE_PIXELS) return false;
-    const jpeg = readJpegStructure(input);
-    if (jpeg === undefined) return true;
-    if (jpeg.scans > MAX_JPEG_SCANS) return false;
-    if (jpeg.progressive && jpeg.width * jpeg.height * jpeg.scans > ISOLATE_ABOVE_SCAN_PIXELS) return true;
-    return jpeg.width * jpeg.height > ISOLATE_ABOVE_PIXELS;
+    const scans = jpegScanCount(input);
+    if (scans > MAX_JPEG_SCANS) return false;
+    if (frame.progressive && frame.width * frame.height * scans > ISOLATE_ABOVE_SCAN_PIXELS) return true;
+    return frame.width * frame.height > ISOLATE_ABOVE_PIXELS;
   }
   const size = declaredSize(input, format);
   return size === undefined || size.width * size.height > ISOLATE_ABOVE_PIXELS;
