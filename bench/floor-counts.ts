@@ -50,6 +50,23 @@ function countsOf(pid: number): Counts {
   };
 }
 
+/** User + system CPU ms of each live thread name (the main thread, libuv's workers, V8's workers…). */
+function threadCpuOf(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const name = tid === String(pid) ? 'main' : comm;
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS);
+    } catch {
+      // the thread ended while it was being read
+    }
+  }
+  return byName;
+}
+
 const env = {
   UV_THREADPOOL_SIZE: '8',
   MAX_CONCURRENT_JOBS: '2',
@@ -64,16 +81,22 @@ const sides = [
 ];
 const request = prepareImageRequest(service.apiKey, workload.input, workload.operations);
 const totals = new Map(sides.map((s) => [s.name, { requests: 0, sum: undefined as Counts | undefined }]));
+const threadTotals = new Map(sides.map((s) => [s.name, new Map<string, number>()]));
 try {
   for (const side of sides) for (let i = 0; i < 50; i++) await side.client.post(request);
   for (let round = 0; round < Number(roundsText); round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const before = countsOf(side.pid);
+      const threadsBefore = threadCpuOf(side.pid);
       for (let i = 0; i < count; i++) {
         const status = await side.client.post(request);
         if (status !== '200') throw new Error(`${side.name}: status ${status}`);
       }
       const after = countsOf(side.pid);
+      const threadSum = threadTotals.get(side.name) as Map<string, number>;
+      for (const [name, ms] of threadCpuOf(side.pid)) {
+        threadSum.set(name, (threadSum.get(name) ?? 0) + ms - (threadsBefore.get(name) ?? 0));
+      }
       const total = totals.get(side.name) as { requests: number; sum: Counts | undefined };
       total.requests += count;
       const delta = Object.fromEntries(
@@ -96,6 +119,10 @@ try {
       `${side.name} ${workloadId}: per request user ${per(sum.userMs)} ms, system ${per(sum.systemMs)} ms, ` +
         `minor faults ${per(sum.minorFaults)}, context switches ${per(sum.voluntarySwitches)} voluntary + ` +
         `${per(sum.involuntarySwitches)} involuntary (${countsOf(side.pid).threads} threads; ${requests} requests)`,
+    );
+    const threads = [...(threadTotals.get(side.name) as Map<string, number>)].filter(([, ms]) => ms > 0);
+    console.log(
+      `  CPU ms per request by thread: ${threads.map(([name, ms]) => `${name} ${per(ms)}`).join(', ')}`,
     );
   }
 } finally {

@@ -6,14 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { insertOutboxMail, type NewOutboxMail } from '../store/outbox.ts';
 import type { Db } from '../store/schema.ts';
 import {
-  incrementUsageBelowLimit,
   incrementUsage,
   decrementUsage,
   deleteAbandonedReservations,
   deleteReservation,
   findReservationsCreatedBefore,
-  insertReservation,
+  reserveUsageUnit,
 } from '../store/usage.ts';
+import { runTransaction } from '../store/compiled-once.ts';
 
 /** `YYYY-MM` of the UTC calendar month containing `at`. */
 export function usageMonth(at: Date): string {
@@ -104,22 +104,16 @@ export async function reserveQuotaUnit(
   const month = usageMonth(now);
   const day = now.getUTCDate();
   const id = randomUUID();
-  // The unit and its reservation row are written together, so a crash never leaves one without the other.
+  const reservation = {
+    id,
+    account_id: account.id,
+    month,
+    created_at: now.toISOString(),
+    instance_id: instanceId,
+  };
   const used =
     limit > 0
-      ? await inTransaction(db, async (trx) => {
-          const count = await incrementUsageBelowLimit(trx, account.id, month, limit, day);
-          if (count !== undefined) {
-            await insertReservation(trx, {
-              id,
-              account_id: account.id,
-              month,
-              created_at: now.toISOString(),
-              instance_id: instanceId,
-            });
-          }
-          return count;
-        })
+      ? await runTransaction(db, reserveUsageUnit(reservation, limit, day), (run) => inTransaction(db, run))
       : undefined;
   if (used === undefined) {
     throw quotaExceeded(limit, account.tier, quotaResetsAt(now).toISOString().slice(0, 10), upgradeUrl);

@@ -1,11 +1,23 @@
 // owns: the image path's statements built and compiled by Kysely once per shape and dialect, then run with each call's
-// values; building and compiling a query (frozen nodes, spreads, SQL text) cost as much as running it (issue 28).
+// values; building and compiling a query (frozen nodes, spreads, SQL text) cost as much as running it (issue 28). On
+// SQLite they run on the connection directly, and the transaction of a reservation without a Kysely transaction.
 import type { CompiledQuery, Compilable, QueryResult } from 'kysely';
+import { idleSqliteConnection, type SqliteConnection } from './db.ts';
 import type { Db } from './schema.ts';
 
 /** Stands for argument `index` while the statement is compiled; each call puts its own value in its place. */
 class Argument {
   constructor(readonly index: number) {}
+}
+
+/** One statement's query, handed out by a TransactionWork and answered with its result. */
+export type StatementStep<R> = Generator<CompiledQuery<R>, QueryResult<R>, QueryResult<unknown>>;
+
+export interface CompiledStatement<A extends unknown[], R> {
+  /** Runs the statement with these arguments: on an idle SQLite connection at once, else through Kysely. */
+  (db: Db, shape: string, ...args: A): Promise<QueryResult<R>>;
+  /** The same statement as one step of a TransactionWork: `const result = yield* statement.step(db, …)`. */
+  step(db: Db, shape: string, ...args: A): StatementStep<R>;
 }
 
 /**
@@ -16,9 +28,9 @@ class Argument {
 export function compiledOnce<A extends unknown[], R>(
   arity: A['length'],
   build: (db: Db, shape: string, ...args: A) => Compilable<R>,
-): (db: Db, shape: string, ...args: A) => Promise<QueryResult<R>> {
+): CompiledStatement<A, R> {
   const byAdapter = new WeakMap<object, Map<string, CompiledQuery<R>>>();
-  return (db, shape, ...args) => {
+  const bind = (db: Db, shape: string, args: A): CompiledQuery<R> => {
     const executor = db.getExecutor();
     let byShape = byAdapter.get(executor.adapter);
     if (byShape === undefined) {
@@ -35,6 +47,67 @@ export function compiledOnce<A extends unknown[], R>(
       byShape.set(shape, compiled);
     }
     const parameters = compiled.parameters.map((p) => (p instanceof Argument ? args[p.index] : p));
-    return executor.executeQuery<R>({ ...compiled, parameters });
+    return { ...compiled, parameters };
   };
+  const run = (db: Db, shape: string, ...args: A): Promise<QueryResult<R>> => {
+    try {
+      const query = bind(db, shape, args);
+      const sqlite = idleSqliteConnection(db);
+      return sqlite ? Promise.resolve(runOnSqlite(sqlite, query)) : db.getExecutor().executeQuery(query);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  };
+  return Object.assign(run, {
+    *step(db: Db, shape: string, ...args: A): StatementStep<R> {
+      return (yield bind(db, shape, args)) as QueryResult<R>;
+    },
+  });
+}
+
+/** What Kysely's SQLite connection answers for a query, from the same prepared statement. */
+function runOnSqlite<R>(sqlite: SqliteConnection, query: CompiledQuery<R>): QueryResult<R> {
+  const statement = sqlite.prepare(query.sql);
+  if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
+  const { changes, lastInsertRowid } = statement.run(query.parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+/**
+ * Statements of one transaction, written once for both stores: a generator that runs each with
+ * `yield* statement.step(db, …)` and returns the transaction's value.
+ */
+export type TransactionWork<T> = (db: Db) => Generator<CompiledQuery<unknown>, T, QueryResult<unknown>>;
+
+/**
+ * Runs `work` as one transaction. On an idle SQLite connection: synchronously, BEGIN to COMMIT in one turn of the
+ * event loop, so nothing else can use the connection in between and no Kysely transaction is built. Otherwise
+ * inside `transaction`, the caller's Kysely transaction (with its error handling), awaiting each statement.
+ */
+export function runTransaction<T>(
+  db: Db,
+  work: TransactionWork<T>,
+  transaction: (run: (trx: Db) => Promise<T>) => Promise<T>,
+): Promise<T> {
+  const sqlite = idleSqliteConnection(db);
+  if (sqlite) {
+    try {
+      return Promise.resolve(
+        sqlite.transaction(() => {
+          const steps = work(db);
+          let next = steps.next();
+          while (!next.done) next = steps.next(runOnSqlite(sqlite, next.value));
+          return next.value;
+        }),
+      );
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+  return transaction(async (trx) => {
+    const steps = work(trx);
+    let next = steps.next();
+    while (!next.done) next = steps.next(await trx.getExecutor().executeQuery(next.value));
+    return next.value;
+  });
 }

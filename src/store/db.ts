@@ -44,7 +44,9 @@ export function openStore(databaseUrl: string, options: StoreOptions): Store {
     sqlite.pragma('foreign_keys = ON');
     // Deleted and overwritten content is zeroed, not left in free space: erased mail bodies held live tokens.
     sqlite.pragma('secure_delete = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    const statements = withStatementCache(sqlite);
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+    registerSqliteConnection(db, sqlite, statements);
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = openPgPool(databaseUrl, options);
@@ -70,7 +72,9 @@ const MAX_CACHED_STATEMENTS = 256;
  * which cost about a quarter of the store's CPU per image request (profile in BENCHMARKS.md); a prepared
  * statement is reusable, and SQLite re-prepares it by itself when the schema changes.
  */
-function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+function withStatementCache(
+  sqlite: SqliteDatabase.Database,
+): SqliteDialectConfig['database'] & { prepare(text: string): SqliteDatabase.Statement } {
   const statements = new Map<string, SqliteDatabase.Statement>();
   return {
     close: () => sqlite.close(),
@@ -84,6 +88,43 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfi
       return statement;
     },
   };
+}
+
+/** The connection behind a SQLite store, for statements run on it directly (compiled-once.ts). */
+export interface SqliteConnection {
+  /** The connection's prepared statement for this SQL text (the cache Kysely's statements use too). */
+  prepare(text: string): SqliteDatabase.Statement;
+  /** Whether a transaction is open: one of Kysely's, between two of its statements. */
+  readonly inTransaction: boolean;
+  /** Runs `work` between BEGIN and COMMIT (ROLLBACK when it throws), synchronously. */
+  transaction<T>(work: () => T): T;
+}
+
+const sqliteConnections = new WeakMap<Db, SqliteConnection>();
+
+function registerSqliteConnection(
+  db: Db,
+  sqlite: SqliteDatabase.Database,
+  statements: { prepare(text: string): SqliteDatabase.Statement },
+): void {
+  const inTransaction = sqlite.transaction((work: () => unknown) => work());
+  sqliteConnections.set(db, {
+    prepare: (text) => statements.prepare(text),
+    get inTransaction() {
+      return sqlite.inTransaction;
+    },
+    transaction: <T>(work: () => T) => inTransaction(work) as T,
+  });
+}
+
+/**
+ * The SQLite connection of a store's own Db when no transaction is open on it, so a statement or a whole
+ * transaction run on it now, synchronously, cannot land inside another caller's transaction. Undefined for
+ * PostgreSQL, for a Kysely transaction, and while one is open.
+ */
+export function idleSqliteConnection(db: Db): SqliteConnection | undefined {
+  const connection = sqliteConnections.get(db);
+  return connection === undefined || connection.inTransaction ? undefined : connection;
 }
 
 /**

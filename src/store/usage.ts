@@ -1,6 +1,6 @@
 // Monthly usage rows: the conditional increment that reserves a unit, the refund, and reads.
 import { sql } from 'kysely';
-import { compiledOnce } from './compiled-once.ts';
+import { compiledOnce, type TransactionWork } from './compiled-once.ts';
 import { DAY_COLUMNS, dayColumn, type DayColumn, type Db } from './schema.ts';
 
 /**
@@ -102,6 +102,34 @@ export interface ReservationRow {
   month: string;
   created_at: string;
   instance_id: string | null;
+}
+
+/**
+ * The reservation of one unit as a transaction: the unit counted below `limit` on the day's column and its
+ * reservation row written together, so a crash never leaves one without the other. Returns the units used this
+ * month including this one, or undefined when the limit is reached (nothing written).
+ */
+export function reserveUsageUnit(
+  row: ReservationRow,
+  limit: number,
+  day: number,
+): TransactionWork<number | undefined> {
+  return function* (db) {
+    const { rows } = yield* incrementBelowLimit.step(db, dayColumn(day), row.account_id, row.month, limit);
+    const used = rows[0]?.used;
+    if (used !== undefined) {
+      yield* insertReservationRow.step(
+        db,
+        '',
+        row.id,
+        row.account_id,
+        row.month,
+        row.created_at,
+        row.instance_id,
+      );
+    }
+    return used;
+  };
 }
 
 export async function insertReservation(db: Db, row: ReservationRow): Promise<void> {
