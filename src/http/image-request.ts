@@ -10,6 +10,7 @@ import {
   type operationsSchema,
 } from '../pipeline/operations.ts';
 import { isRawImageBody, operationsFromQuery, readRawImageBody } from './raw-image-body.ts';
+import type { UploadBuffers } from './upload-buffers.ts';
 import {
   emptyImage,
   emptyRawBody,
@@ -76,7 +77,7 @@ function watchForBoundary(body: NodeJS.ReadableStream, contentType: string | und
 type FileStream = NodeJS.ReadableStream & { truncated: boolean };
 
 /** Most a client's announced Content-Length makes the server allocate before the bytes arrive. */
-const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
+export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
 
 /**
  * The bytes of one file part, copied into one buffer as they arrive. Socket chunks then die young (a scavenge
@@ -89,8 +90,9 @@ class PartBytes {
   #buffer: Buffer;
   #size = 0;
 
-  constructor(expectedBytes: number) {
-    this.#buffer = Buffer.allocUnsafe(Math.max(expectedBytes, 1024));
+  constructor(expectedBytes: number, buffers?: UploadBuffers) {
+    const bytes = Math.max(expectedBytes, 1024);
+    this.#buffer = buffers ? buffers.take(bytes) : Buffer.allocUnsafe(bytes);
   }
 
   append(chunk: Buffer): void {
@@ -118,9 +120,10 @@ function readUpload(
   body: NodeJS.ReadableStream,
   maxBytes: number,
   expectedBytes: number,
+  buffers?: UploadBuffers,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const part = new PartBytes(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP));
+    const part = new PartBytes(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP), buffers);
     const tooLarge = () => uploadTooLarge(maxBytes);
     const endedEarly = () => reject(uploadEndedEarly());
     let bodyEnded: NodeJS.Immediate | undefined;
@@ -161,7 +164,11 @@ function bodyLength(request: FastifyRequest): number {
   return Number.isSafeInteger(length) && length > 0 ? length : 0;
 }
 
-async function readMultipart(request: FastifyRequest, maxUploadBytes: number): Promise<RawParts> {
+async function readMultipart(
+  request: FastifyRequest,
+  maxUploadBytes: number,
+  buffers?: UploadBuffers,
+): Promise<RawParts> {
   const raw: RawParts = {};
   const boundarySeen = watchForBoundary(request.raw, request.headers['content-type']);
   const parts = request.parts({
@@ -194,7 +201,7 @@ async function readMultipart(request: FastifyRequest, maxUploadBytes: number): P
       } else if (part.type === 'file') {
         if (part.fieldname !== 'image') throw unexpectedFilePart(part.fieldname);
         if (raw.image !== undefined) throw moreThanOneImage();
-        raw.image = await readUpload(part.file, request.raw, maxUploadBytes, bodyLength(request));
+        raw.image = await readUpload(part.file, request.raw, maxUploadBytes, bodyLength(request), buffers);
       } else if (part.fieldname === 'operations') {
         raw.operations = textField(part, MAX_OPERATIONS_BYTES);
       } else if (part.fieldname === 'url') {
@@ -227,6 +234,7 @@ function decodeOperations(schema: ReturnType<typeof operationsSchema>, value: un
 async function readImageParts(
   request: FastifyRequest,
   maxUploadBytes: number,
+  buffers?: UploadBuffers,
 ): Promise<{ image: Buffer | undefined; url: unknown; operations: unknown }> {
   let image: Buffer | undefined;
   let url: unknown;
@@ -236,7 +244,7 @@ async function readImageParts(
     if (image.length === 0) throw emptyRawBody();
     operations = operationsFromQuery(request);
   } else if (request.isMultipart()) {
-    const raw = await readMultipart(request, maxUploadBytes);
+    const raw = await readMultipart(request, maxUploadBytes, buffers);
     ({ image, url, operations } = raw);
   } else {
     ({ url, operations } = readJsonBody(request.body));
@@ -253,13 +261,17 @@ function sourceOf(image: Buffer | undefined, url: unknown): ImageSource {
   return { kind: 'url', url };
 }
 
-/** Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. */
+/**
+ * Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. A
+ * multipart upload is read into a buffer from `buffers`, for the caller to give back when nothing reads it.
+ */
 export async function readImageRequest(
   request: FastifyRequest,
   schema: ReturnType<typeof operationsSchema>,
   maxUploadBytes: number,
+  buffers?: UploadBuffers,
 ): Promise<ImageRequest> {
-  const { image, url, operations } = await readImageParts(request, maxUploadBytes);
+  const { image, url, operations } = await readImageParts(request, maxUploadBytes, buffers);
   const parsed = decodeOperations(schema, operations);
   return { source: sourceOf(image, url), operations: parsed };
 }

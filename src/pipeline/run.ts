@@ -23,28 +23,36 @@ export interface ImageJobDeps {
  * Processes `input` in a free job slot. Refuses with process_timeout when `signal` has already aborted (work for a
  * client that has gone would serve nobody) and with busy when no slot is free. The slot is freed only when the work
  * has stopped: when sharp settles in this process, or when the child answered or was killed (deadline or abort).
+ * `onStopped` runs once at that moment, or at once when the job never starts: from then on nothing reads `input`.
  */
 export async function runImageJob(
   deps: ImageJobDeps,
   input: Buffer,
   ops: Operations,
   signal: AbortSignal,
+  onStopped: () => void = () => {},
 ): Promise<ProcessedImage> {
   const { config } = deps;
-  if (signal.aborted) throw processTimeout('client left');
   const limits = {
     maxInputPixels: config.maxInputPixels,
     processTimeoutMs: config.processTimeoutMs,
     avifEffort: config.avifEffort,
     maxAnimationFrames: config.maxAnimationFrames,
   };
-  const release = deps.jobs.tryAcquire();
-  if (!release) throw busy('slots');
+  const release = signal.aborted ? undefined : deps.jobs.tryAcquire();
+  if (!release) {
+    onStopped();
+    throw signal.aborted ? processTimeout('client left') : busy('slots');
+  }
+  const stopped = () => {
+    release();
+    onStopped();
+  };
   return observeProcessing(
     deps.metrics,
     ops.format,
     needsIsolation(input, ops, config.isolateJobs)
-      ? deps.isolated.run(input, ops, limits, signal).finally(release)
-      : processImage(input, ops, limits, release),
+      ? deps.isolated.run(input, ops, limits, signal).finally(stopped)
+      : processImage(input, ops, limits, stopped),
   );
 }

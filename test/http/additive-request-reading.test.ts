@@ -74,3 +74,29 @@ test('what api.md rejects stays rejected: a body ending inside the image is 400 
   assert.equal(after.statusCode, 200, after.body);
   assert.equal(after.headers['x-service-quota-remaining'], '999', 'neither failure used a unit');
 });
+
+test('uploads read into buffers that earlier uploads used answer exactly as in a fresh instance, one after another and at once', async (t) => {
+  const images = ['P3-sRGB-color-bars.jpg', 'Landscape_1.jpg', 'rgb-to-gbr-test.jpg', 'Landscape_2.jpg'].map(
+    (name) => imageForm(corpus(name), { resize: { w: 300 }, format: 'webp' }),
+  );
+  const fresh: Buffer[] = [];
+  for (const form of images) {
+    const res = await post(await buildTestApp(t), form.payload, form.headers);
+    assert.equal(res.statusCode, 200, res.body);
+    fresh.push(res.rawPayload);
+  }
+  const app = await buildTestApp(t, { MAX_CONCURRENT_JOBS: '4' });
+  const cut = imageForm(corpus('rgb-to-gbr-test.jpg').subarray(0, 200_000), {});
+  assertError(await post(app, cut.payload, cut.headers), 422, 'unprocessable_image');
+  for (const round of [0, 1]) {
+    for (const [i, form] of images.entries()) {
+      const res = await post(app, form.payload, form.headers);
+      assert.ok(res.rawPayload.equals(fresh[i] as Buffer), `round ${round}, image ${i}, one after another`);
+    }
+    const together = await Promise.all(images.map((form) => post(app, form.payload, form.headers)));
+    together.forEach((res, i) => {
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(res.rawPayload.equals(fresh[i] as Buffer), `round ${round}, image ${i}, at once`);
+    });
+  }
+});

@@ -83,3 +83,44 @@ test('runner: the slot is free once the job answered, in this process and in an 
     assert.equal(jobs.inFlight, 0, `${isolateJobs}: slot released`);
   }
 });
+
+test('runner: the input is declared free once, when the job never starts or once its work has stopped, not before', async (t) => {
+  const signal = new AbortController().signal;
+  const gone = new AbortController();
+  gone.abort();
+  const full = countingLimiter(1);
+  const held = full.tryAcquire();
+  assert.ok(held);
+  for (const [jobs, abort] of [
+    [countingLimiter(1), gone.signal],
+    [full, signal],
+  ] as const) {
+    let freed = 0;
+    await codeOf(runImageJob(deps(t, jobs), corpus('hopper.jpg'), {}, abort, () => freed++));
+    assert.equal(freed, 1, 'a job that never started frees its input at once');
+  }
+  held();
+  for (const isolateJobs of ['risky', 'all'] as const) {
+    const jobs = countingLimiter(1);
+    let freed = 0;
+    let freedWhileRunning = false;
+    const work = runImageJob(
+      deps(t, jobs, isolateJobs),
+      corpus('hopper.jpg'),
+      { format: 'webp' },
+      signal,
+      () => {
+        freed++;
+        freedWhileRunning = jobs.inFlight > 0;
+      },
+    );
+    assert.equal(freed, 0, `${isolateJobs}: not while the job runs`);
+    await work;
+    assert.equal(freed, 1, `${isolateJobs}: once, when it stopped`);
+    assert.equal(freedWhileRunning, false, `${isolateJobs}: after its slot was freed`);
+  }
+  let freedOnFailure = 0;
+  const corrupt = corpus('Landscape_1.jpg').subarray(0, 20_000);
+  await codeOf(runImageJob(deps(t, countingLimiter(1)), corrupt, {}, signal, () => freedOnFailure++));
+  assert.equal(freedOnFailure, 1, 'a job that failed frees its input once too');
+});

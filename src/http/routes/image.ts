@@ -4,7 +4,8 @@ import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { readImageRequest } from '../image-request.ts';
+import { FIRST_BUFFER_CAP, readImageRequest } from '../image-request.ts';
+import { createUploadBuffers } from '../upload-buffers.ts';
 import { sourceBytes } from '../image-source.ts';
 import { settleWithResponse } from '../unit-settlement.ts';
 import { methodNotAllowed } from '../request-errors.ts';
@@ -13,6 +14,8 @@ import { acceptRawImageBodies } from '../raw-image-body.ts';
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
+  // One buffer per job slot is enough for a steady stream of uploads; larger ones are not kept.
+  const uploads = createUploadBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP);
 
   app.post(
     '/v1/image',
@@ -21,10 +24,17 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
       const unit = await takeQuotaUnit(ctx, accountOf(request));
       const response = settleWithResponse(reply, unit, ctx.log);
       try {
-        const { source, operations } = await readImageRequest(request, ctx.operations, config.maxUploadBytes);
+        const { source, operations } = await readImageRequest(
+          request,
+          ctx.operations,
+          config.maxUploadBytes,
+          uploads,
+        );
         const input = await sourceBytes(ctx, source);
         ctx.metrics.recordInputBytes(source.kind, input.length);
-        const out = await runImageJob(ctx, input, operations, response.clientGone);
+        // The answer is sharp's own output, never the upload, so the upload is free once the job has stopped.
+        const inputFree = source.kind === 'upload' ? () => uploads.give(input) : undefined;
+        const out = await runImageJob(ctx, input, operations, response.clientGone, inputFree);
         reply.outputFormat = out.format;
         return reply
           .type(`image/${out.format}`)

@@ -1,0 +1,48 @@
+// owns: reusing the buffers multipart uploads are read into, once the job that read one has stopped. Every new
+// buffer is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole
+// heap: 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap (issue 28).
+
+/** Uploads smaller than this share node's allocation pool; reusing them would save nothing. */
+const MIN_KEPT_BYTES = 64 * 1024;
+
+export interface UploadBuffers {
+  /** A buffer of at least `bytes`: a kept one when one is large enough, else a new one. */
+  take(bytes: number): Buffer;
+  /**
+   * Keeps the buffer behind `upload` (a view from its start, as `take` gave it) for a later upload. Call it only
+   * when nothing reads the upload any more: the job that read it has stopped and no answer holds it.
+   */
+  give(upload: Buffer): void;
+}
+
+/** At most `maxKept` buffers of at most `maxBytes` each are kept between uploads; the largest win. */
+export function createUploadBuffers(maxKept: number, maxBytes: number): UploadBuffers {
+  const kept: Buffer[] = [];
+  // Only a buffer this pool handed out comes back: any other may share its memory with something still in use.
+  const handedOut = new WeakSet<ArrayBufferLike>();
+  return {
+    take(bytes) {
+      let best = -1;
+      kept.forEach((buffer, i) => {
+        if (buffer.length >= bytes && (best < 0 || buffer.length < (kept[best] as Buffer).length)) best = i;
+      });
+      if (best >= 0) return kept.splice(best, 1)[0] as Buffer;
+      if (bytes < MIN_KEPT_BYTES) return Buffer.allocUnsafe(bytes);
+      const buffer = Buffer.allocUnsafeSlow(bytes);
+      handedOut.add(buffer.buffer);
+      return buffer;
+    },
+    give(upload) {
+      const whole = upload.buffer;
+      if (!handedOut.has(whole) || upload.byteOffset !== 0 || whole.byteLength > maxBytes) return;
+      if (kept.some((buffer) => buffer.buffer === whole)) return;
+      const buffer = Buffer.from(whole);
+      if (kept.length < maxKept) {
+        kept.push(buffer);
+        return;
+      }
+      const smallest = kept.reduce((min, b, i) => (b.length < (kept[min] as Buffer).length ? i : min), 0);
+      if ((kept[smallest] as Buffer).length < buffer.length) kept[smallest] = buffer;
+    },
+  };
+}
