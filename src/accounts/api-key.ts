@@ -1,5 +1,5 @@
 // owns: the API key format (imgp_ + base62), its hash, and the shape check done before any lookup.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { API_KEY_SHAPE } from '../config.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -27,7 +27,7 @@ export function looksLikeApiKey(value: string): boolean {
 
 /** Keys carry 256 random bits, so a plain SHA-256 is enough: there is nothing to brute-force. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Extracts the key from an Authorization header; undefined when absent or not `Bearer <key>`. */
