@@ -10,7 +10,7 @@ import {
   type operationsSchema,
 } from '../pipeline/operations.ts';
 import { isRawImageBody, operationsFromQuery, readRawImageBody } from './raw-image-body.ts';
-import type { UploadBuffers } from './upload-buffers.ts';
+import { UploadBytes, type UploadBuffers } from './upload-buffers.ts';
 import {
   emptyImage,
   emptyRawBody,
@@ -76,40 +76,6 @@ function watchForBoundary(body: NodeJS.ReadableStream, contentType: string | und
 
 type FileStream = NodeJS.ReadableStream & { truncated: boolean };
 
-/** Most a client's announced Content-Length makes the server allocate before the bytes arrive. */
-export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
-
-/**
- * The bytes of one file part, copied into one buffer as they arrive. Socket chunks then die young (a scavenge
- * frees them) instead of living until a final concat; held chunks were promoted and freed only by full
- * mark-compacts, the largest cost of the main thread per upload (profile in BENCHMARKS.md). The first buffer is
- * sized from Content-Length up to FIRST_BUFFER_CAP, so a client announcing a length it never sends makes the server
- * set aside at most that much; larger uploads grow the buffer by doubling.
- */
-class PartBytes {
-  #buffer: Buffer;
-  #size = 0;
-
-  constructor(expectedBytes: number, buffers?: UploadBuffers) {
-    const bytes = Math.max(expectedBytes, 1024);
-    this.#buffer = buffers ? buffers.take(bytes) : Buffer.allocUnsafe(bytes);
-  }
-
-  append(chunk: Buffer): void {
-    if (this.#size + chunk.length > this.#buffer.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#size + chunk.length));
-      this.#buffer.copy(grown, 0, 0, this.#size);
-      this.#buffer = grown;
-    }
-    chunk.copy(this.#buffer, this.#size);
-    this.#size += chunk.length;
-  }
-
-  bytes(): Buffer {
-    return this.#buffer.subarray(0, this.#size);
-  }
-}
-
 /**
  * Collects the file part. It stops at busboy's 'limit' event, so an oversized upload is refused while it streams
  * (the connection is then closed) instead of after the client has sent every byte. A body that ends inside the
@@ -123,7 +89,7 @@ function readUpload(
   buffers?: UploadBuffers,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const part = new PartBytes(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP), buffers);
+    const part = new UploadBytes(expectedBytes, maxBytes, buffers);
     const tooLarge = () => uploadTooLarge(maxBytes);
     const endedEarly = () => reject(uploadEndedEarly());
     let bodyEnded: NodeJS.Immediate | undefined;
@@ -240,7 +206,7 @@ async function readImageParts(
   let url: unknown;
   let operations: unknown;
   if (isRawImageBody(request)) {
-    image = await readRawImageBody(request, maxUploadBytes);
+    image = await readRawImageBody(request, maxUploadBytes, buffers);
     if (image.length === 0) throw emptyRawBody();
     operations = operationsFromQuery(request);
   } else if (request.isMultipart()) {
@@ -262,8 +228,9 @@ function sourceOf(image: Buffer | undefined, url: unknown): ImageSource {
 }
 
 /**
- * Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. A
- * multipart upload is read into a buffer from `buffers`, for the caller to give back when nothing reads it.
+ * Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. An
+ * upload (multipart or raw body) is read into a buffer from `buffers`, for the caller to give back when nothing
+ * reads it.
  */
 export async function readImageRequest(
   request: FastifyRequest,

@@ -1,12 +1,10 @@
 // owns: the raw-body form of the image endpoints (the image as the whole body, operations in ?operations=).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { rawBodyEndedEarly, repeatedOperationsQuery, uploadTooLarge } from './upload-errors.ts';
+import { UploadBytes, type UploadBuffers } from './upload-buffers.ts';
 
 /** The media types read as a raw image body: any image/* (the sniffer decides what it is) and octet-stream. */
 const RAW_IMAGE_TYPE = /^(image\/[\w.+-]+|application\/octet-stream)$/i;
-
-/** Most the server sets aside from an announced Content-Length before the bytes arrive (as for multipart). */
-const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
 
 /** True when the request's Content-Type says the body is the image itself. */
 export function isRawImageBody(request: FastifyRequest): boolean {
@@ -39,16 +37,21 @@ export function operationsFromQuery(request: FastifyRequest): string | undefined
  * read, a body that grows past it while streaming too (413, connection closed); a body that stops early is
  * bad_upload.
  */
-export function readRawImageBody(request: FastifyRequest, maxBytes: number): Promise<Buffer> {
+export function readRawImageBody(
+  request: FastifyRequest,
+  maxBytes: number,
+  buffers?: UploadBuffers,
+): Promise<Buffer> {
   const body = request.raw;
   const announced = Number(request.headers['content-length']);
   if (Number.isSafeInteger(announced) && announced > maxBytes)
     return Promise.reject(uploadTooLarge(maxBytes));
   return new Promise((resolve, reject) => {
-    let buffer = Buffer.allocUnsafe(
-      Number.isSafeInteger(announced) && announced > 0 ? Math.min(announced, FIRST_BUFFER_CAP) : 64 * 1024,
+    const upload = new UploadBytes(
+      Number.isSafeInteger(announced) && announced > 0 ? announced : 64 * 1024,
+      maxBytes,
+      buffers,
     );
-    let size = 0;
     const stop = (err: Error) => {
       body.off('data', onData);
       body.off('end', onEnd);
@@ -57,24 +60,16 @@ export function readRawImageBody(request: FastifyRequest, maxBytes: number): Pro
       reject(err);
     };
     const onData = (chunk: Buffer) => {
-      if (size + chunk.length > maxBytes) {
+      if (upload.size + chunk.length > maxBytes) {
         stop(uploadTooLarge(maxBytes));
         return;
       }
-      if (size + chunk.length > buffer.length) {
-        const grown = Buffer.allocUnsafe(
-          Math.min(maxBytes, Math.max(buffer.length * 2, size + chunk.length)),
-        );
-        buffer.copy(grown, 0, 0, size);
-        buffer = grown;
-      }
-      chunk.copy(buffer, size);
-      size += chunk.length;
+      upload.append(chunk);
     };
     const onEnd = () => {
       body.off('close', onClose);
       body.off('error', onClose);
-      resolve(buffer.subarray(0, size));
+      resolve(upload.bytes());
     };
     const onClose = () => stop(rawBodyEndedEarly());
     if (body.readableEnded) {

@@ -2,6 +2,9 @@
 // buffer is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole
 // heap: 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap (issue 28).
 
+/** Most a client's announced Content-Length makes the server allocate before the bytes arrive. */
+export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
+
 /** Uploads smaller than this share node's allocation pool; reusing them would save nothing. */
 const MIN_KEPT_BYTES = 64 * 1024;
 
@@ -45,4 +48,47 @@ export function createUploadBuffers(maxKept: number, maxBytes: number): UploadBu
       if ((kept[smallest] as Buffer).length < buffer.length) kept[smallest] = buffer;
     },
   };
+}
+
+/**
+ * The bytes of one upload (a file part or a raw body), copied into one buffer as they arrive. Socket chunks then die
+ * young (a scavenge frees them) instead of living until a final concat; held chunks were promoted and freed only by
+ * full mark-compacts, the largest cost of the main thread per upload (profile in BENCHMARKS.md). The first buffer is
+ * sized from the announced length up to FIRST_BUFFER_CAP, so a client announcing a length it never sends makes the
+ * server set aside at most that much; larger uploads grow the buffer by doubling, never past `maxBytes`.
+ */
+export class UploadBytes {
+  #buffer: Buffer;
+  #size = 0;
+
+  constructor(
+    expectedBytes: number,
+    readonly maxBytes: number,
+    buffers?: UploadBuffers,
+  ) {
+    const bytes = Math.max(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP), 1024);
+    this.#buffer = buffers ? buffers.take(bytes) : Buffer.allocUnsafe(bytes);
+  }
+
+  /** Bytes so far. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Appends a chunk; the caller has checked that the upload stays within maxBytes. */
+  append(chunk: Buffer): void {
+    if (this.#size + chunk.length > this.#buffer.length) {
+      const grown = Buffer.allocUnsafe(
+        Math.min(this.maxBytes, Math.max(this.#buffer.length * 2, this.#size + chunk.length)),
+      );
+      this.#buffer.copy(grown, 0, 0, this.#size);
+      this.#buffer = grown;
+    }
+    chunk.copy(this.#buffer, this.#size);
+    this.#size += chunk.length;
+  }
+
+  bytes(): Buffer {
+    return this.#buffer.subarray(0, this.#size);
+  }
 }

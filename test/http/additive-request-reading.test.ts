@@ -75,10 +75,9 @@ test('what api.md rejects stays rejected: a body ending inside the image is 400 
   assert.equal(after.headers['x-service-quota-remaining'], '999', 'neither failure used a unit');
 });
 
-test('uploads read into buffers that earlier uploads used answer exactly as in a fresh instance, one after another and at once', async (t) => {
-  const images = ['P3-sRGB-color-bars.jpg', 'Landscape_1.jpg', 'rgb-to-gbr-test.jpg', 'Landscape_2.jpg'].map(
-    (name) => imageForm(corpus(name), { resize: { w: 300 }, format: 'webp' }),
-  );
+test('uploads read into buffers that earlier uploads used answer exactly as in a fresh instance, one after another, at once and as raw bodies', async (t) => {
+  const names = ['P3-sRGB-color-bars.jpg', 'Landscape_1.jpg', 'rgb-to-gbr-test.jpg', 'Landscape_2.jpg'];
+  const images = names.map((name) => imageForm(corpus(name), { resize: { w: 300 }, format: 'webp' }));
   const fresh: Buffer[] = [];
   for (const form of images) {
     const res = await post(await buildTestApp(t), form.payload, form.headers);
@@ -98,5 +97,15 @@ test('uploads read into buffers that earlier uploads used answer exactly as in a
       assert.equal(res.statusCode, 200, res.body);
       assert.ok(res.rawPayload.equals(fresh[i] as Buffer), `round ${round}, image ${i}, at once`);
     });
+  }
+  const operations = encodeURIComponent(JSON.stringify({ resize: { w: 300 }, format: 'webp' }));
+  for (const [i, name] of names.entries()) {
+    const res = await app.app.inject({
+      method: 'POST',
+      url: `/v1/image?operations=${operations}`,
+      headers: { ...app.auth, 'content-type': 'image/jpeg' },
+      payload: corpus(name),
+    });
+    assert.ok(res.rawPayload.equals(fresh[i] as Buffer), `image ${i} as a raw body`);
   }
 });

@@ -4,8 +4,8 @@ import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { FIRST_BUFFER_CAP, readImageRequest } from '../image-request.ts';
-import { createUploadBuffers } from '../upload-buffers.ts';
+import { readImageRequest } from '../image-request.ts';
+import { createUploadBuffers, FIRST_BUFFER_CAP } from '../upload-buffers.ts';
 import { sourceBytes } from '../image-source.ts';
 import { settleWithResponse } from '../unit-settlement.ts';
 import { methodNotAllowed } from '../request-errors.ts';
@@ -32,7 +32,8 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         );
         const input = await sourceBytes(ctx, source);
         ctx.metrics.recordInputBytes(source.kind, input.length);
-        // The answer is sharp's own output, never the upload, so the upload is free once the job has stopped.
+        // The answer is sharp's own output, never the upload (multipart or raw body), so the upload is free once the
+        // job has stopped.
         const inputFree = source.kind === 'upload' ? () => uploads.give(input) : undefined;
         const out = await runImageJob(ctx, input, operations, response.clientGone, inputFree);
         reply.outputFormat = out.format;
