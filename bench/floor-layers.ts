@@ -22,7 +22,7 @@ import { registerErrorHandler } from '../src/http/error-handler.ts';
 import { readImageRequest } from '../src/http/image-request.ts';
 import { IMAGE_SCHEMA } from '../src/http/openapi-image.ts';
 import { registerOpenApi } from '../src/http/openapi.ts';
-import { logSafeUrl, requestIdFor } from '../src/http/request-id.ts';
+import { requestIdFor, requestLogFields } from '../src/http/request-id.ts';
 import { registerSecurityHeaders } from '../src/http/security-headers.ts';
 import { createMetrics, observeProcessing } from '../src/metrics.ts';
 import { busy } from '../src/pipeline/errors.ts';
@@ -95,13 +95,14 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   // FLOOR_FASTIFY_OMIT (bench only; any of options,errors,openapi,hooks,schema) takes parts of the fastify layer out,
   // to tell Fastify's own cost from that of our options, error handler, OpenAPI, X-Request-Id hook and route schema.
   const omit = new Set((process.env.FLOOR_FASTIFY_OMIT ?? '').split(','));
+  const log = on('logging') ? createLogger(config) : undefined;
   const app = Fastify(
     omit.has('options')
       ? {}
       : {
-          ...(on('logging')
+          ...(log
             ? {
-                loggerInstance: createLogger(config) as FastifyBaseLogger,
+                loggerInstance: log as FastifyBaseLogger,
                 logController: new LogController({
                   disableRequestLogging: true,
                   requestIdLogLabel: 'requestId',
@@ -123,28 +124,15 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   if (!omit.has('errors')) registerErrorHandler(app);
   if (on('headers')) registerSecurityHeaders(app);
   if (!omit.has('openapi')) await registerOpenApi(app, config);
+  // The service's own hooks, callbacks as in src/http/server.ts.
   if (!omit.has('hooks'))
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('X-Request-Id', request.id);
+      done();
     });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    if (on('logging')) {
-      request.log.info(
-        {
-          method: request.method,
-          route,
-          url: logSafeUrl(request.url, request.routeOptions.url),
-          status: reply.statusCode,
-          errorCode: reply.errorCode,
-          durationMs: Math.round(reply.elapsedTime),
-          outputFormat: reply.outputFormat,
-          outputBytes: reply.outputFormat ? Number(reply.getHeader('x-service-output-bytes')) : undefined,
-          accountId: request.account?.accountId,
-        },
-        'request',
-      );
-    }
+    if (log?.isLevelEnabled('info')) request.log.info(requestLogFields(request, reply, route), 'request');
     metrics?.recordRequest({
       method: request.method,
       route,
@@ -152,6 +140,7 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
       errorCode: reply.errorCode,
       durationSeconds: reply.elapsedTime / 1000,
     });
+    done();
   });
 
   /** Confirms the unit once the answer went out whole, else refunds it (the service's guardReservation). */

@@ -1,6 +1,7 @@
 // Request ids and log-safe URLs: what the request log line may carry about a request.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** An incoming X-Request-Id is kept only when it is short and plain (no spaces, quotes or control bytes). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -51,4 +52,19 @@ export function logSafeUrl(raw: string, routePattern: string | undefined): strin
   if (!routePattern?.includes(':')) return redactUrl(raw);
   const queryAt = raw.indexOf('?');
   return redactUrl(queryAt >= 0 ? routePattern + raw.slice(queryAt) : routePattern);
+}
+
+/** The fields of the one log line per request: never the Authorization header or a token (the URL is redacted). */
+export function requestLogFields(request: FastifyRequest, reply: FastifyReply, route: string) {
+  return {
+    method: request.method,
+    route,
+    url: logSafeUrl(request.url, request.routeOptions.url),
+    status: reply.statusCode,
+    errorCode: reply.errorCode,
+    durationMs: Math.round(reply.elapsedTime),
+    outputFormat: reply.outputFormat,
+    outputBytes: reply.outputFormat ? Number(reply.getHeader('x-service-output-bytes')) : undefined,
+    accountId: request.account?.accountId,
+  };
 }

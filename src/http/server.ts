@@ -22,7 +22,7 @@ import { deliveryRoutes } from './routes/delivery.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { STATIC_FILES } from './static-files.ts';
 import { registerOpenApi } from './openapi.ts';
-import { logSafeUrl, requestIdFor } from './request-id.ts';
+import { requestIdFor, requestLogFields } from './request-id.ts';
 
 /**
  * Bounds on slow clients. Headers must arrive within headersTimeout; the whole request (headers and body)
@@ -92,23 +92,7 @@ export async function buildServer(
 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    if (ctx.log.isLevelEnabled('info')) {
-      // Never the Authorization header or a token: the URL is logged with secret query values redacted.
-      request.log.info(
-        {
-          method: request.method,
-          route,
-          url: logSafeUrl(request.url, request.routeOptions.url),
-          status: reply.statusCode,
-          errorCode: reply.errorCode,
-          durationMs: Math.round(reply.elapsedTime),
-          outputFormat: reply.outputFormat,
-          outputBytes: reply.outputFormat ? Number(reply.getHeader('x-service-output-bytes')) : undefined,
-          accountId: request.account?.accountId,
-        },
-        'request',
-      );
-    }
+    if (ctx.log.isLevelEnabled('info')) request.log.info(requestLogFields(request, reply, route), 'request');
     ctx.metrics.recordRequest({
       method: request.method,
       route,

@@ -59,20 +59,27 @@ describeStoreContract('compiled statements', (stores) => {
     (run: (trx: Db) => Promise<T>) =>
       db.transaction().execute(run);
 
-  test('compiledOnce: a statement run while another caller holds a transaction open does not join it', async () => {
-    const account = await findOrCreateAccount(stores.a.db, `${randomUUID()}@example.com`);
-    const [held, outside] = [randomUUID(), randomUUID()];
-    let statementDone: Promise<unknown> = Promise.resolve();
+  /** Runs `write` while another caller holds a transaction open (with a row of its own), then rolls that one back. */
+  const whileAnotherTransactionRollsBack = async (accountId: string, write: () => Promise<unknown>) => {
+    let written: Promise<unknown> = Promise.resolve();
     await assert.rejects(
       stores.a.db.transaction().execute(async (trx) => {
-        await insertReservationRow(trx, '', held, account.id);
-        statementDone = insertReservationRow(stores.a.db, '', outside, account.id);
+        await insertReservationRow(trx, '', randomUUID(), accountId);
+        written = write();
         await new Promise((resolve) => setTimeout(resolve, 20));
         throw new Error('rolled back');
       }),
       /rolled back/,
     );
-    await statementDone;
+    await written;
+  };
+
+  test('compiledOnce: a statement run while another caller holds a transaction open does not join it', async () => {
+    const account = await findOrCreateAccount(stores.a.db, `${randomUUID()}@example.com`);
+    const outside = randomUUID();
+    await whileAnotherTransactionRollsBack(account.id, () =>
+      insertReservationRow(stores.a.db, '', outside, account.id),
+    );
     assert.deepEqual(await reservationIds(stores.a.db, account.id), [outside]);
   });
 
@@ -98,21 +105,13 @@ describeStoreContract('compiled statements', (stores) => {
 
   test('runTransaction: a work run while another caller holds a transaction open waits for it, and is kept when that one rolls back', async () => {
     const account = await findOrCreateAccount(stores.a.db, `${randomUUID()}@example.com`);
-    const [held, outside] = [randomUUID(), randomUUID()];
+    const outside = randomUUID();
     const writesOutside: TransactionWork<void> = function* (db) {
       yield* insertReservationRow.step(db, '', outside, account.id);
     };
-    let workDone: Promise<unknown> = Promise.resolve();
-    await assert.rejects(
-      stores.a.db.transaction().execute(async (trx) => {
-        await insertReservationRow(trx, '', held, account.id);
-        workDone = runTransaction(stores.a.db, writesOutside, kyselyTransaction(stores.a.db));
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        throw new Error('rolled back');
-      }),
-      /rolled back/,
+    await whileAnotherTransactionRollsBack(account.id, () =>
+      runTransaction(stores.a.db, writesOutside, kyselyTransaction(stores.a.db)),
     );
-    await workDone;
     assert.deepEqual(await reservationIds(stores.a.db, account.id), [outside]);
   });
 
