@@ -1,6 +1,7 @@
-// owns: reusing the buffers multipart uploads are read into, once the job that read one has stopped. Every new
-// buffer is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole
-// heap: 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap (issue 28).
+// owns: reading an upload (multipart file part or raw body) into one buffer, and reusing those buffers once the job
+// that read one has stopped. Every new buffer is an ArrayBuffer that V8 counts as external memory, and each 64 MB of
+// it starts a full mark of the whole heap: 2.4 MB uploads paid one every 25 requests, at a cost that grows with the
+// service's heap (issue 28).
 
 /** Most a client's announced Content-Length makes the server allocate before the bytes arrive. */
 export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
@@ -60,12 +61,10 @@ export function createUploadBuffers(maxKept: number, maxBytes: number): UploadBu
 export class UploadBytes {
   #buffer: Buffer;
   #size = 0;
+  readonly #maxBytes: number;
 
-  constructor(
-    expectedBytes: number,
-    readonly maxBytes: number,
-    buffers?: UploadBuffers,
-  ) {
+  constructor(expectedBytes: number, maxBytes: number, buffers?: UploadBuffers) {
+    this.#maxBytes = maxBytes;
     const bytes = Math.max(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP), 1024);
     this.#buffer = buffers ? buffers.take(bytes) : Buffer.allocUnsafe(bytes);
   }
@@ -79,7 +78,7 @@ export class UploadBytes {
   append(chunk: Buffer): void {
     if (this.#size + chunk.length > this.#buffer.length) {
       const grown = Buffer.allocUnsafe(
-        Math.min(this.maxBytes, Math.max(this.#buffer.length * 2, this.#size + chunk.length)),
+        Math.min(this.#maxBytes, Math.max(this.#buffer.length * 2, this.#size + chunk.length)),
       );
       this.#buffer.copy(grown, 0, 0, this.#size);
       this.#buffer = grown;

@@ -39,10 +39,14 @@ export async function runImageJob(
     avifEffort: config.avifEffort,
     maxAnimationFrames: config.maxAnimationFrames,
   };
-  const release = signal.aborted ? undefined : deps.jobs.tryAcquire();
+  if (signal.aborted) {
+    onStopped();
+    throw processTimeout('client left');
+  }
+  const release = deps.jobs.tryAcquire();
   if (!release) {
     onStopped();
-    throw signal.aborted ? processTimeout('client left') : busy('slots');
+    throw busy('slots');
   }
   const stopped = () => {
     release();

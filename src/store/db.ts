@@ -107,13 +107,13 @@ function registerSqliteConnection(
   sqlite: SqliteDatabase.Database,
   statements: { prepare(text: string): SqliteDatabase.Statement },
 ): void {
-  const inTransaction = sqlite.transaction((work: () => unknown) => work());
+  const runInTransaction = sqlite.transaction((work: () => unknown) => work());
   sqliteConnections.set(db, {
-    prepare: (text) => statements.prepare(text),
+    prepare: statements.prepare,
     get inTransaction() {
       return sqlite.inTransaction;
     },
-    transaction: <T>(work: () => T) => inTransaction(work) as T,
+    transaction: <T>(work: () => T) => runInTransaction(work) as T,
   });
 }
 

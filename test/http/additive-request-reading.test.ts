@@ -109,3 +109,21 @@ test('uploads read into buffers that earlier uploads used answer exactly as in a
     assert.ok(res.rawPayload.equals(fresh[i] as Buffer), `image ${i} as a raw body`);
   }
 });
+
+test('what api.md rejects stays rejected once uploads reuse buffers: over MAX_UPLOAD_BYTES 413, an empty or cut body 400, none counted', async (t) => {
+  const app = await buildTestApp(t, { MAX_UPLOAD_BYTES: '400000' });
+  const good = imageForm(corpus('rgb-to-gbr-test.jpg'), { resize: { w: 300 } });
+  assert.equal((await post(app, good.payload, good.headers)).statusCode, 200, 'a buffer is now kept');
+  const big = imageForm(Buffer.concat([corpus('rgb-to-gbr-test.jpg'), Buffer.alloc(200_000)]), {});
+  assertError(await post(app, big.payload, big.headers), 413, 'image_too_large');
+  const empty = imageForm(Buffer.alloc(0), {});
+  assertError(await post(app, empty.payload, empty.headers), 400, 'no_image');
+  assertError(
+    await post(app, inChunks(good.payload.subarray(0, 100_000), 4096), good.headers),
+    400,
+    'bad_upload',
+  );
+  const after = await post(app, good.payload, good.headers);
+  assert.equal(after.statusCode, 200, after.body);
+  assert.equal(after.headers['x-service-quota-remaining'], '998', 'only the two 200s were counted');
+});
