@@ -8,7 +8,15 @@ import { loadConfig } from '../src/config.ts';
 import { avifTable, measureAvifAcrossImages, measureAvifEfforts } from './avif-effort.ts';
 import { coldStartTable, measureColdStart } from './cold-start.ts';
 import { encodersSection as measureEncoders } from './encoders.ts';
-import { floorGoalLines, floorTable, layerTable, measureFloor, measureLayers, startFloor } from './floor.ts';
+import {
+  floorGoalLines,
+  floorTable,
+  layerTable,
+  measureFloor,
+  measureLayers,
+  startFloor,
+  type ServerWarmUp,
+} from './floor.ts';
 import { compareWorkload, type WorkloadResult } from './compare.ts';
 import { jpegOfSize, loadBaseImage, syntheticPhoto, type BaseImage } from './inputs.ts';
 import { isolationTable, measureIsolation } from './isolation.ts';
@@ -21,7 +29,7 @@ import { measureScaling, scalingTable } from './scaling.ts';
 import { startService } from './service.ts';
 import { runSoak, soakTables } from './soak.ts';
 import { measureStoreCost, storeTable } from './store-cost.ts';
-import { buildWorkloads, limitsOf } from './workloads.ts';
+import { buildWorkloads, limitsOf, type Workload } from './workloads.ts';
 
 const USAGE = `usage: npm run bench -- [options]
   (default)            comparison table W1–W6, scaling table, AVIF effort table, store cost; writes BENCHMARKS.md
@@ -253,12 +261,23 @@ async function rawBodySection(): Promise<string> {
   }
 }
 
+const SERVER_WARM_UP_REQUESTS = quick ? 200 : 4_000;
+
+/** Before the floor and layer sections: the smallest image, whose requests run the whole HTTP path at least cost. */
+function serverWarmUpOf(workloads: Workload[]): ServerWarmUp {
+  return { workload: workloads.find((w) => w.id === 'W6') as Workload, requests: SERVER_WARM_UP_REQUESTS };
+}
+
 async function floorSection(): Promise<string> {
   const wanted = new Set((args.workloads ?? 'W1,W2,W4,W6').split(','));
-  const workloads = (await buildWorkloads(await base())).filter((w) => wanted.has(w.id));
-  const segmentMs = quick ? 1_500 : 4_000;
-  // Three rounds: with two, one row's ratio moved by ±0.05 from run to run, as much as the goal's margin.
-  const rounds = quick ? 1 : 3;
+  const all = await buildWorkloads(await base());
+  const workloads = all.filter((w) => wanted.has(w.id));
+  const segmentMs = quick ? 1_500 : 3_000;
+  const serverWarmUp = serverWarmUpOf(all);
+  // Seven short rounds rather than three long ones: the ratios are medians of the rounds' (roundRatio), and more
+  // alternations leave fewer rounds to a burst of other load on the host. Three rounds of 4 s moved one row by up to
+  // 0.1 between runs of the same code, twice the goal's margin.
+  const rounds = quick ? 1 : 7;
   // Two job slots serve both the 1- and the 2-connection rows; at 1 connection only one job runs.
   const service = await startService({ ...serviceEnv, MAX_CONCURRENT_JOBS: '2' });
   const floor = await startFloor({ UV_THREADPOOL_SIZE: threadPoolOf(service.pid) });
@@ -267,14 +286,17 @@ async function floorSection(): Promise<string> {
       concurrencies: [1, 2],
       segmentMs,
       rounds,
-      // Long enough for V8 to finish optimizing each workload's path: a server is measured as it runs for days.
+      serverWarmUp,
+      // Then each workload's own path (its encoder, its sizes) runs a while before it is measured.
       warmMs: quick ? 500 : 3_000,
     });
     return [
       header('Floor: raw sharp, the floor server and the service (issue 28)', [
         `- Input: ${(await base()).description}`,
+        `- First, each server answers ${SERVER_WARM_UP_REQUESTS} W6 requests at 2 connections (V8 optimizes the request path; see warmServers in bench/floor.ts)`,
         `- Per workload and connection count: a warm-up of ${quick ? 0.5 : 3} s of each side, then ${rounds} rounds of ${segmentMs / 1000} s` +
-          ' alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) → service',
+          ' alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) → service;' +
+          " each ratio is the median of the rounds' ratios, with their range in brackets",
         "- Floor: node:http + @fastify/busboy + one sharp call with the service's settings (sharpInputOptions," +
           ' metadata, autoOrient, PIPELINE_STEPS); same node flags and UV_THREADPOOL_SIZE as the service',
         `- Service: MAX_CONCURRENT_JOBS=2 (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production);` +
@@ -292,7 +314,8 @@ async function floorSection(): Promise<string> {
 
 async function layersSection(replay = false): Promise<string> {
   const wanted = new Set((args.workloads ?? 'W1,W6').split(','));
-  const workloads = (await buildWorkloads(await base())).filter((w) => wanted.has(w.id));
+  const all = await buildWorkloads(await base());
+  const workloads = all.filter((w) => wanted.has(w.id));
   const segmentMs = quick ? 1_000 : replay ? 2_000 : 3_000;
   const rounds = quick ? 1 : 3;
   const concurrency = 1;
@@ -308,7 +331,14 @@ async function layersSection(replay = false): Promise<string> {
         QUOTA_FREE: '1000000000',
         MAX_CONCURRENT_JOBS: '2',
       },
-      { concurrency, segmentMs, rounds, warmMs: quick ? 300 : 1_000, replay },
+      {
+        concurrency,
+        segmentMs,
+        rounds,
+        warmMs: quick ? 300 : 1_000,
+        replay,
+        serverWarmUp: serverWarmUpOf(all),
+      },
     );
     return [
       header(
@@ -322,6 +352,7 @@ async function layersSection(replay = false): Promise<string> {
                   ' sharp; so +pipeline here is the job limiter only (its sharp work is in the other table)',
               ]
             : []),
+          `- First, each server answers ${SERVER_WARM_UP_REQUESTS} W6 requests at 2 connections (see warmServers in bench/floor.ts)`,
           `- ${concurrency} connection; per workload a warm-up of each variant, then ${rounds} rounds of ${segmentMs / 1000} s` +
             ` going through the floor, every variant${replay ? '' : ' and the service'} in turn (bench/floor-layers.ts: each variant runs` +
             " the service's own code for its layers); CPU/img of each server process from /proc",
