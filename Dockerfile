@@ -35,4 +35,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-CMD ["node", "--initial-old-space-size=128", "bin/imgpipe.js", "serve"]
+CMD ["node", "--initial-old-space-size=128", "--no-allocation-site-pretenuring", "bin/imgpipe.js", "serve"]

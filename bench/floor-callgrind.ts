@@ -70,6 +70,7 @@ const child = spawn(
     `--callgrind-out-file=${join(outDir, 'cg.out')}`,
     process.execPath,
     '--initial-old-space-size=128',
+    '--no-allocation-site-pretenuring',
     ...script,
   ],
   {

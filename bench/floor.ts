@@ -32,6 +32,7 @@ export async function startFloor(
     process.execPath,
     [
       '--initial-old-space-size=128',
+      '--no-allocation-site-pretenuring',
       ...nodeArgs,
       '--import',
       'tsx',

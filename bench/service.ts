@@ -109,7 +109,7 @@ export async function startService(
   const port = await freePort();
   const apiKey = randomDevKey();
   // The same node flags as `npm start` (see bin/imgpipe.js for why).
-  const serveFlags = ['--initial-old-space-size=128'];
+  const serveFlags = ['--initial-old-space-size=128', '--no-allocation-site-pretenuring'];
   const child = spawn(
     process.execPath,
     [...serveFlags, ...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'],
