@@ -38,9 +38,10 @@ const USAGE = `usage: npm run bench -- [options]
   --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,quality,encoders,rawbody,floor,layers,
                        layers-replay (encoders: each JPEG, WebP and AVIF option alone at an equal SSIMULACRA 2)
                        (rawbody: W1 multipart vs raw body; floor: raw sharp, the floor server and the service on
-                       W1,W2,W4,W6 at 1 and 2 connections, ~6 min; layers: the floor + one service layer at a time
-                       and the service, W1 and W6 at 1 connection, ~4 min; layers-replay: the same ladder with
-                       sharp's output replayed, the HTTP path alone, ~2 min; none of these is in the default run)
+                       W1,W2,W4,W6 at 1 and 2 connections, ~12 min; layers: the floor + one service layer at a time
+                       and the service, W1 and W6 at 1 connection, ~11 min; layers-replay: the same ladder with
+                       sharp's output replayed, the HTTP path alone, ~3 min; each first warms its servers with 4000
+                       W6 requests; none of these is in the default run)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
