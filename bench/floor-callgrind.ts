@@ -14,6 +14,7 @@ import { httpClient, prepareImageRequest } from './load.ts';
 import { freePort, randomDevKey } from './service.ts';
 import { buildWorkloads } from './workloads.ts';
 import { instructionsByObject } from './callgrind-dump.ts';
+import { serveEnvironmentFor } from '../bin/serve-environment.js';
 
 const [layers = '', workloadId = 'W6', countText = '40', warmText] = process.argv.slice(2);
 const count = Number(countText);
@@ -75,7 +76,8 @@ const child = spawn(
   ],
   {
     cwd: repoRoot,
-    env: { ...process.env, ...serverEnv },
+    // The launch environment bin/imgpipe.js would add (thread pool, malloc thresholds), for both servers alike.
+    env: { ...process.env, ...serverEnv, ...serveEnvironmentFor({ ...process.env, ...serverEnv }) },
     stdio: ['ignore', 'ignore', openSync(join(outDir, 'stderr.log'), 'w')],
   },
 );

@@ -1,6 +1,7 @@
 // owns: `npm run bench -- --only floor`: raw sharp, the floor server and the service interleaved (issue 28).
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { serveEnvironmentFor } from '../bin/serve-environment.js';
 import type { ProcessLimits } from '../src/pipeline/process.ts';
 import { Accumulator, type SideResult } from './compare.ts';
 import { firstLayers, LAYERS } from './floor-layers.ts';
@@ -19,7 +20,7 @@ export interface BenchServer {
 }
 
 /**
- * Starts bench/floor-server.ts as a child with the service's node flags and thread pool size, so the only
+ * Starts bench/floor-server.ts as a child with the service's node flags and launch environment, so the only
  * difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
  */
 export async function startFloor(
@@ -40,7 +41,14 @@ export async function startFloor(
     ],
     {
       cwd: REPO_ROOT,
-      env: { ...process.env, NODE_ENV: 'production', ...env, FLOOR_PORT: String(port) },
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        ...env,
+        // The launch environment bin/imgpipe.js gives the service (thread pool, malloc thresholds).
+        ...serveEnvironmentFor({ ...process.env, ...env }),
+        FLOOR_PORT: String(port),
+      },
       stdio: ['ignore', options.onStdout ? 'pipe' : 'ignore', 'pipe'],
     },
   );

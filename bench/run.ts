@@ -281,7 +281,7 @@ async function floorSection(): Promise<string> {
   const rounds = quick ? 1 : 7;
   // Two job slots serve both the 1- and the 2-connection rows; at 1 connection only one job runs.
   const service = await startService({ ...serviceEnv, MAX_CONCURRENT_JOBS: '2' });
-  const floor = await startFloor({ UV_THREADPOOL_SIZE: threadPoolOf(service.pid) });
+  const floor = await startFloor(service.launchEnvironment);
   try {
     const rows = await measureFloor(workloads, service, floor, limits, {
       concurrencies: [1, 2],
@@ -299,7 +299,7 @@ async function floorSection(): Promise<string> {
           ' alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) → service;' +
           " each ratio is the median of the rounds' ratios, with their range in brackets",
         "- Floor: node:http + @fastify/busboy + one sharp call with the service's settings (sharpInputOptions," +
-          ' metadata, autoOrient, PIPELINE_STEPS); same node flags and UV_THREADPOOL_SIZE as the service',
+          ' metadata, autoOrient, PIPELINE_STEPS); same node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the service',
         `- Service: MAX_CONCURRENT_JOBS=2 (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production);` +
           ' CPU/img of both servers from /proc (all threads), raw from process.cpuUsage()',
       ]),
@@ -327,7 +327,7 @@ async function layersSection(replay = false): Promise<string> {
       service,
       // The service's settings the layers read: the same quota, log level, job slots and thread pool.
       {
-        UV_THREADPOOL_SIZE: threadPoolOf(service.pid),
+        ...service.launchEnvironment,
         LOG_LEVEL: 'warn',
         QUOTA_FREE: '1000000000',
         MAX_CONCURRENT_JOBS: '2',
@@ -358,7 +358,7 @@ async function layersSection(replay = false): Promise<string> {
             ` going through the floor, every variant${replay ? '' : ' and the service'} in turn (bench/floor-layers.ts: each variant runs` +
             " the service's own code for its layers); CPU/img of each server process from /proc",
           '- Variants and service: LOG_LEVEL=warn, QUOTA_FREE=1e9, MAX_CONCURRENT_JOBS=2, NODE_ENV=production, the same' +
-            ' node flags and UV_THREADPOOL_SIZE',
+            ' node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES',
         ],
       ),
       ...measurements.map(layerTable),
@@ -366,12 +366,6 @@ async function layersSection(replay = false): Promise<string> {
   } finally {
     await service.stop();
   }
-}
-
-/** The service's UV_THREADPOOL_SIZE as it runs, so the floor gets the same pool. */
-function threadPoolOf(pid: number): string {
-  const match = /(?:^|\0)UV_THREADPOOL_SIZE=(\d+)/.exec(readFileSync(`/proc/${pid}/environ`, 'latin1'));
-  return match?.[1] ?? '4';
 }
 
 async function qualitySection(): Promise<string> {

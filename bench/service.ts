@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { threadPoolSizeFor } from '../bin/thread-pool.js';
+import { serveEnvironmentFor } from '../bin/serve-environment.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -16,6 +16,8 @@ export interface ServiceProcess {
   pid: number;
   origin: string;
   apiKey: string;
+  /** UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the server runs with them, for a floor that runs alike. */
+  launchEnvironment: Record<string, string>;
   /** CPU of the server and its child processes so far, in milliseconds (processCpuMs). */
   cpuMs(): number;
   rssBytes(): number;
@@ -110,6 +112,12 @@ export async function startService(
   const apiKey = randomDevKey();
   // The same node flags as `npm start` (see bin/imgpipe.js for why).
   const serveFlags = ['--initial-old-space-size=128', '--no-allocation-site-pretenuring'];
+  const given = { ...process.env, ...env };
+  const added = serveEnvironmentFor(given);
+  const launchEnvironment = {
+    UV_THREADPOOL_SIZE: added.UV_THREADPOOL_SIZE ?? given.UV_THREADPOOL_SIZE ?? '4',
+    GLIBC_TUNABLES: added.GLIBC_TUNABLES ?? given.GLIBC_TUNABLES ?? '',
+  };
   const child = spawn(
     process.execPath,
     [...serveFlags, ...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'],
@@ -125,10 +133,9 @@ export async function startService(
         LOG_LEVEL: 'warn',
         QUOTA_FREE: '1000000000',
         ...env,
-        // The size bin/imgpipe.js would choose, given here so it does not relaunch: the measured pid is the server.
-        UV_THREADPOOL_SIZE:
-          env.UV_THREADPOOL_SIZE ??
-          String(threadPoolSizeFor({ ...process.env, ...env }) ?? process.env.UV_THREADPOOL_SIZE),
+        // What bin/imgpipe.js would add (thread pool, malloc thresholds), given here so it does not relaunch: the
+        // measured pid is the server.
+        ...added,
       },
       stdio: [
         'ignore',
@@ -156,6 +163,7 @@ export async function startService(
     pid,
     origin,
     apiKey,
+    launchEnvironment,
     cpuMs: () => processCpuMs(pid),
     rssBytes: () => statusKb(pid, 'VmRSS') * 1024,
     peakRssBytes: () => statusKb(pid, 'VmHWM') * 1024,

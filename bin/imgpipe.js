@@ -8,16 +8,19 @@
 // --no-allocation-site-pretenuring (in the same three places): V8 had learnt to allocate some of Fastify's per-request
 // objects straight in the old generation, where they died, so the service ran a full mark-compact every ~600 requests
 // that the floor server never ran; without it, none in thousands, and W6 costs ~0.2 ms of CPU less (BENCHMARKS.md).
+// `serve` relaunches itself once when its environment lacks UV_THREADPOOL_SIZE (sized from the job and fetch slots) or
+// glibc's malloc thresholds for libvips (GLIBC_TUNABLES): bin/serve-environment.js.
 import { existsSync } from 'node:fs';
 import { launchMode } from './launch-mode.js';
-import { threadPoolSizeFor, relaunchWithThreadPool } from './thread-pool.js';
+import { relaunchWith, serveEnvironmentFor } from './serve-environment.js';
 
 const BUNDLE = new URL('../dist/imgpipe.mjs', import.meta.url);
 
-const size = process.argv[2] === 'serve' ? threadPoolSizeFor(process.env) : undefined;
-if (size !== undefined) {
-  // libuv sizes its pool once, before any script runs: the only way to size it from the config is a new process.
-  relaunchWithThreadPool(size);
+const missing = process.argv[2] === 'serve' ? serveEnvironmentFor(process.env) : {};
+if (Object.keys(missing).length > 0) {
+  // libuv sizes its pool and glibc reads its tunables once, before any script runs: the only way to set them from
+  // the config is a new process.
+  relaunchWith(missing);
 } else if (launchMode() === 'sources') {
   const { register } = await import('tsx/esm/api');
   register();

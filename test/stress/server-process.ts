@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { killOnExit } from '../helpers/spawned.ts';
-import { threadPoolSizeFor } from '../../bin/thread-pool.js';
+import { serveEnvironmentFor } from '../../bin/serve-environment.js';
 import { request } from 'undici';
 
 const BIN = fileURLToPath(new URL('../../bin/imgpipe.js', import.meta.url));
@@ -63,9 +63,9 @@ export class ServerProcess {
           NODE_ENV: 'test',
           QUOTA_FREE: '10000000',
           REQUEST_TIMEOUT_MS: '10000',
-          // The size bin/imgpipe.js would pick, given so it does not relaunch: pid and RSS are the server's.
-          UV_THREADPOOL_SIZE: String(threadPoolSizeFor({ ...env }) ?? 4),
           ...env,
+          // What bin/imgpipe.js would add, given so it does not relaunch: pid and RSS are the server's.
+          ...serveEnvironmentFor({ ...env }),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
