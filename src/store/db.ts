@@ -33,12 +33,31 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * Switches a SQLite file to write-ahead logging, waiting up to `timeoutMs` for another connection's write to end.
+ * SQLite answers this pragma SQLITE_BUSY at once, without its busy timeout, while another connection holds a write
+ * lock (two `imgpipe migrate` on one new file at once); it runs only when a store opens, so a blocking wait is fine.
+ */
+function enableWal(sqlite: SqliteDatabase.Database, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      const busy = err instanceof SqliteDatabase.SqliteError && err.code === 'SQLITE_BUSY';
+      if (!busy || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
 export function openStore(databaseUrl: string, options: StoreOptions): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = databaseUrl.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const sqlite = new SqliteDatabase(path, { timeout: options.statementTimeoutMs });
-    sqlite.pragma('journal_mode = WAL');
+    enableWal(sqlite, options.statementTimeoutMs);
     // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
