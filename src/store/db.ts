@@ -40,14 +40,16 @@ export interface Store {
  */
 function enableWal(sqlite: SqliteDatabase.Database, timeoutMs: number): void {
   const deadline = Date.now() + timeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     try {
       sqlite.pragma('journal_mode = WAL');
       return;
     } catch (err) {
-      const busy = err instanceof SqliteDatabase.SqliteError && err.code === 'SQLITE_BUSY';
+      // Any SQLITE_BUSY* code, as src/store/errors.ts reads them (SQLITE_BUSY_RECOVERY while another rebuilds the WAL).
+      const busy = err instanceof SqliteDatabase.SqliteError && err.code.startsWith('SQLITE_BUSY');
       if (!busy || Date.now() >= deadline) throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      Atomics.wait(pause, 0, 0, 10);
     }
   }
 }
