@@ -1,6 +1,6 @@
-// owns: `node --import tsx bench/floor-counts.ts [W6] [N] [ROUNDS]`: what the kernel does per request for the floor
-// (sharp running, not replayed) and for the service (issue 28): user and system CPU, page faults and context switches
-// from /proc. callgrind counts only user-space instructions; these are the costs it cannot see.
+// owns: `node --import tsx bench/floor-counts.ts [W6] [N] [ROUNDS] [CONNECTIONS]`: what the kernel does per request for
+// the floor (sharp running, not replayed) and for the service (issue 28): user and system CPU, page faults, context
+// switches and CPU by thread from /proc. callgrind counts only user-space instructions; these are the costs it cannot see.
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadBaseImage } from './inputs.ts';
 import { startFloor, type BenchServer } from './floor.ts';
@@ -8,8 +8,9 @@ import { httpClient, prepareImageRequest } from './load.ts';
 import { startService } from './service.ts';
 import { buildWorkloads } from './workloads.ts';
 
-const [workloadId = 'W6', countText = '200', roundsText = '3'] = process.argv.slice(2);
+const [workloadId = 'W6', countText = '200', roundsText = '3', connectionsText = '1'] = process.argv.slice(2);
 const count = Number(countText);
+const connections = Number(connectionsText);
 const workload = (await buildWorkloads(await loadBaseImage(false))).find((w) => w.id === workloadId);
 if (!workload) throw new Error(`no workload ${workloadId}`);
 
@@ -76,8 +77,8 @@ const env = {
 const service = await startService({ MAX_CONCURRENT_JOBS: '2', UV_THREADPOOL_SIZE: '8' });
 const floor: BenchServer = await startFloor({ ...env, FLOOR_REPLAY: '0' });
 const sides = [
-  { name: 'floor', pid: floor.pid, client: httpClient(floor.origin, 1) },
-  { name: 'service', pid: service.pid, client: httpClient(service.origin, 1) },
+  { name: 'floor', pid: floor.pid, client: httpClient(floor.origin, connections) },
+  { name: 'service', pid: service.pid, client: httpClient(service.origin, connections) },
 ];
 const request = prepareImageRequest(service.apiKey, workload.input, workload.operations);
 const totals = new Map(sides.map((s) => [s.name, { requests: 0, sum: undefined as Counts | undefined }]));
@@ -88,10 +89,15 @@ try {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const before = countsOf(side.pid);
       const threadsBefore = threadCpuOf(side.pid);
-      for (let i = 0; i < count; i++) {
-        const status = await side.client.post(request);
-        if (status !== '200') throw new Error(`${side.name}: status ${status}`);
-      }
+      // `connections` requests in flight at once, `count` in all.
+      await Promise.all(
+        Array.from({ length: connections }, async (_, lane) => {
+          for (let i = lane; i < count; i += connections) {
+            const status = await side.client.post(request);
+            if (status !== '200') throw new Error(`${side.name}: status ${status}`);
+          }
+        }),
+      );
       const after = countsOf(side.pid);
       const threadSum = threadTotals.get(side.name) as Map<string, number>;
       for (const [name, ms] of threadCpuOf(side.pid)) {

@@ -156,6 +156,8 @@ export interface FloorRow {
   concurrency: number;
   raw: InterleavedResult;
   floor: InterleavedResult;
+  /** A second floor process, identical to the first: the A/A control, how far apart two equal servers measure. */
+  control: InterleavedResult;
   service: InterleavedResult;
 }
 
@@ -192,21 +194,26 @@ async function warmServers(
   }
 }
 
-/** Raw sharp, floor and service on each workload at each concurrency, interleaved within each pair. */
+/**
+ * Raw sharp, the floor, a second floor process (the A/A control) and the service on each workload at each
+ * concurrency, interleaved round by round.
+ */
 export async function measureFloor(
   workloads: Workload[],
   service: ServiceProcess,
   floor: BenchServer,
+  control: BenchServer,
   limits: ProcessLimits,
   opts: Omit<InterleaveOptions, 'concurrency'> & {
     concurrencies: number[];
     serverWarmUp?: ServerWarmUp;
   },
 ): Promise<FloorRow[]> {
-  if (opts.serverWarmUp) await warmServers([floor, service], service.apiKey, opts.serverWarmUp);
+  if (opts.serverWarmUp) await warmServers([floor, control, service], service.apiKey, opts.serverWarmUp);
   const rows: FloorRow[] = [];
   for (const concurrency of opts.concurrencies) {
     const floorClient = httpClient(floor.origin, concurrency);
+    const controlClient = httpClient(control.origin, concurrency);
     const serviceClient = httpClient(service.origin, concurrency);
     try {
       for (const w of workloads) {
@@ -215,6 +222,7 @@ export async function measureFloor(
         const sides: Side[] = [
           { name: 'raw', job: () => rawSharp(w, limits).then(() => '200') },
           { name: 'floor', job: () => floorClient.post(request), cpuMs: floor.cpuMs },
+          { name: 'control', job: () => controlClient.post(request), cpuMs: control.cpuMs },
           { name: 'service', job: () => serviceClient.post(request), cpuMs: service.cpuMs },
         ];
         const r = await interleave(sides, { ...opts, concurrency });
@@ -223,6 +231,7 @@ export async function measureFloor(
           concurrency,
           raw: r.get('raw') as InterleavedResult,
           floor: r.get('floor') as InterleavedResult,
+          control: r.get('control') as InterleavedResult,
           service: r.get('service') as InterleavedResult,
         };
         rows.push(row);
@@ -234,6 +243,7 @@ export async function measureFloor(
       }
     } finally {
       await floorClient.close();
+      await controlClient.close();
       await serviceClient.close();
     }
   }
@@ -253,6 +263,7 @@ export function floorTable(rows: FloorRow[]): string {
     'CPU/img ms raw / floor / service',
     '**service/floor img/s** (rounds)',
     '**service/floor CPU** (rounds)',
+    'A/A: floor B/floor img/s · CPU',
     'floor/raw img/s',
     'floor/raw CPU',
     'p50 ms floor / service',
@@ -261,18 +272,19 @@ export function floorTable(rows: FloorRow[]): string {
   ];
   return table(
     head,
-    rows.map(({ workload: w, concurrency, raw, floor, service }) => [
+    rows.map(({ workload: w, concurrency, raw, floor, control, service }) => [
       w.id,
       concurrency,
       `${fmt.n(raw.imagesPerSecond)} / ${fmt.n(floor.imagesPerSecond)} / ${fmt.n(service.imagesPerSecond)}`,
       `${fmt.n(raw.cpuPerImageMs)} / ${fmt.n(floor.cpuPerImageMs)} / ${fmt.n(service.cpuPerImageMs)}`,
       ratioCell(roundRatio(service, floor, 'imagesPerSecond')),
       ratioCell(roundRatio(service, floor, 'cpuPerImageMs')),
+      `${fmt.ratio(roundRatio(control, floor, 'imagesPerSecond').median)} · ${fmt.ratio(roundRatio(control, floor, 'cpuPerImageMs').median)}`,
       fmt.ratio(roundRatio(floor, raw, 'imagesPerSecond').median),
       fmt.ratio(roundRatio(floor, raw, 'cpuPerImageMs').median),
       `${fmt.n(floor.p50Ms)} / ${fmt.n(service.p50Ms)}`,
       `${raw.images} / ${floor.images} / ${service.images}`,
-      failures(raw, floor, service),
+      failures(raw, floor, control, service),
     ]),
   );
 }
@@ -291,10 +303,21 @@ export function floorGoalLines(rows: FloorRow[]): string[] {
       roundRatio(r.service, r.floor, 'imagesPerSecond').median >= 0.95 &&
       roundRatio(r.service, r.floor, 'cpuPerImageMs').median <= 1.05,
   );
+  // How far from 1 the A/A control's medians fell: two identical floor processes measured that far apart.
+  const controlSpread = Math.max(
+    ...rows.flatMap((r) => [
+      Math.abs(1 - roundRatio(r.control, r.floor, 'imagesPerSecond').median),
+      Math.abs(1 - roundRatio(r.control, r.floor, 'cpuPerImageMs').median),
+    ]),
+  );
   return [
     `Goal (service ≥ 0.95× floor img/s and ≤ 1.05× floor CPU/img, medians of the rounds' ratios): holds on ${held.length} of ${rows.length} rows` +
       (held.length ? ` (${held.map((r) => `${r.workload.id}@${r.concurrency}`).join(', ')})` : '') +
       '.',
+    '',
+    `A/A control: a second floor process, identical to the first, measured up to ${(controlSpread * 100).toFixed(1)} % ` +
+      'away from it (largest distance of its medians from 1.00, any row and figure): a service/floor ratio within that ' +
+      'distance of the goal is as close as this run can tell.',
   ];
 }
 

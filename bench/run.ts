@@ -282,8 +282,9 @@ async function floorSection(): Promise<string> {
   // Two job slots serve both the 1- and the 2-connection rows; at 1 connection only one job runs.
   const service = await startService({ ...serviceEnv, MAX_CONCURRENT_JOBS: '2' });
   const floor = await startFloor(service.launchEnvironment);
+  const control = await startFloor(service.launchEnvironment);
   try {
-    const rows = await measureFloor(workloads, service, floor, limits, {
+    const rows = await measureFloor(workloads, service, floor, control, limits, {
       concurrencies: [1, 2],
       segmentMs,
       rounds,
@@ -296,7 +297,8 @@ async function floorSection(): Promise<string> {
         `- Input: ${(await base()).description}`,
         `- First, each server answers ${SERVER_WARM_UP_REQUESTS} W6 requests at 2 connections (V8 optimizes the request path; see warmServers in bench/floor.ts)`,
         `- Per workload and connection count: a warm-up of ${quick ? 0.5 : 3} s of each side, then ${rounds} rounds of ${segmentMs / 1000} s` +
-          ' alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) → service;' +
+          ' alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) → floor B (a second,' +
+          ' identical floor process: the A/A control) → service;' +
           " each ratio is the median of the rounds' ratios, with their range in brackets",
         "- Floor: node:http + @fastify/busboy + one sharp call with the service's settings (sharpInputOptions," +
           ' metadata, autoOrient, PIPELINE_STEPS); same node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the service',
@@ -309,6 +311,7 @@ async function floorSection(): Promise<string> {
     ].join('\n');
   } finally {
     await floor.stop();
+    await control.stop();
     await service.stop();
   }
 }
