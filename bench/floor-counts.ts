@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadBaseImage } from './inputs.ts';
 import { startFloor, type BenchServer } from './floor.ts';
-import { httpClient, prepareImageRequest } from './load.ts';
+import { httpClient, postRequests, prepareImageRequest } from './load.ts';
 import { startService } from './service.ts';
 import { buildWorkloads } from './workloads.ts';
 
@@ -89,15 +89,7 @@ try {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const before = countsOf(side.pid);
       const threadsBefore = threadCpuOf(side.pid);
-      // `connections` requests in flight at once, `count` in all.
-      await Promise.all(
-        Array.from({ length: connections }, async (_, lane) => {
-          for (let i = lane; i < count; i += connections) {
-            const status = await side.client.post(request);
-            if (status !== '200') throw new Error(`${side.name}: status ${status}`);
-          }
-        }),
-      );
+      await postRequests(side.client, request, count, connections);
       const after = countsOf(side.pid);
       const threadSum = threadTotals.get(side.name) as Map<string, number>;
       for (const [name, ms] of threadCpuOf(side.pid)) {

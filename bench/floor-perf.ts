@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { setTimeout } from 'node:timers/promises';
 import { loadBaseImage } from './inputs.ts';
 import { startFloor } from './floor.ts';
-import { httpClient, prepareImageRequest } from './load.ts';
+import { httpClient, postRequests, prepareImageRequest } from './load.ts';
 import { startService } from './service.ts';
 import { buildWorkloads } from './workloads.ts';
 
@@ -26,18 +26,8 @@ try {
     ['service', service],
   ] as const) {
     const client = httpClient(server.origin, connections);
-    const answer = async (count: number) => {
-      await Promise.all(
-        Array.from({ length: connections }, async (_, lane) => {
-          for (let i = lane; i < count; i += connections) {
-            const status = await client.post(request);
-            if (status !== '200') throw new Error(`${name}: status ${status}`);
-          }
-        }),
-      );
-    };
     try {
-      await answer(Number(warmText));
+      await postRequests(client, request, Number(warmText), connections);
       // -t: the main thread only (its tid is the pid), where the two servers' own code runs.
       const file = `/tmp/imgpipe-perf-${name}.data`;
       const perf = spawn(
@@ -48,7 +38,7 @@ try {
         },
       );
       await setTimeout(500);
-      await answer(Number(countText));
+      await postRequests(client, request, Number(countText), connections);
       perf.kill('SIGINT');
       await once(perf, 'exit');
       // cpu-clock counts nanoseconds the thread ran: the whole of it over the requests is its CPU per request.
