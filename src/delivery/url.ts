@@ -28,22 +28,26 @@ export interface DeliveryOptions {
 const OPTION_NAMES = ['w', 'h', 'fit', 'f', 'q', 'strip', 'exp'] as const;
 type OptionName = (typeof OPTION_NAMES)[number];
 
-const SIGNATURE_BYTES = 32;
-
 /** HMAC-SHA-256 of the signed part (everything after the signature segment), base64url without padding. */
 export function signDeliveryPath(secret: string, signedPart: string): string {
   return createHmac('sha256', secret).update(signedPart).digest('base64url');
 }
 
+/** The length of every signature signDeliveryPath writes: 32 bytes in base64url without padding. */
+const SIGNATURE_LENGTH = 43;
+
 /**
- * Whether `signature` is the HMAC of `signedPart` under `secret`, compared in constant time. A signature of the
- * wrong length is compared against a zero buffer, so every call does one HMAC and one comparison.
+ * Whether `signature` is exactly the HMAC of `signedPart` under `secret` as signDeliveryPath spells it, compared in
+ * constant time. The spelling is compared, not the decoded bytes: a base64url decoder skips characters outside its
+ * alphabet (`.~!*'(),;$&`…) and ignores the last character's spare bits, so one image would otherwise have
+ * unlimited valid URLs, each a new CDN cache key. A signature of the wrong length is compared against a stand-in of
+ * the right one, so every call does one HMAC and one comparison.
  */
 export function signatureMatches(secret: string, signedPart: string, signature: string): boolean {
-  const expected = createHmac('sha256', secret).update(signedPart).digest();
-  const given = Buffer.from(signature, 'base64url');
-  const sameLength = given.length === SIGNATURE_BYTES;
-  return timingSafeEqual(expected, sameLength ? given : Buffer.alloc(SIGNATURE_BYTES)) && sameLength;
+  const expected = Buffer.from(signDeliveryPath(secret, signedPart));
+  const given = Buffer.from(signature);
+  const sameLength = given.length === SIGNATURE_LENGTH;
+  return timingSafeEqual(expected, sameLength ? given : Buffer.alloc(SIGNATURE_LENGTH)) && sameLength;
 }
 
 /** The option segments of `options` in canonical order, e.g. `w:800/fit:cover/f:auto`. */

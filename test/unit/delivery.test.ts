@@ -33,6 +33,31 @@ test('delivery url: the path is account, signature, options in canonical order, 
   assert.equal(signatureMatches('imgpd_s', parts.signedPart, 'short'), false);
 });
 
+test('delivery url: only the canonical spelling of a signature verifies (no inserted character, no spare bits)', () => {
+  const parts = splitDeliveryPath(deliveryPath('acc-1', 'imgpd_s', SOURCE, { w: 800 }));
+  assert.ok(parts && signatureMatches('imgpd_s', parts.signedPart, parts.signature));
+  const { signature, signedPart } = parts;
+  // A base64url decoder skips every one of these; each spelling would otherwise be another valid URL.
+  for (const inserted of ".~!*'(),;$&") {
+    for (const at of [0, 1, 20, signature.length]) {
+      const spelled = signature.slice(0, at) + inserted + signature.slice(at);
+      assert.equal(signatureMatches('imgpd_s', signedPart, spelled), false, spelled);
+    }
+  }
+  // The last of 43 characters carries 4 bits: its 2 spare bits decode to the same 32 bytes when set.
+  const last = signature.at(-1) as string;
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const sameBits = [1, 2, 3].map((spare) => alphabet[alphabet.indexOf(last) ^ spare] as string);
+  for (const other of sameBits) {
+    const spelled = signature.slice(0, -1) + other;
+    assert.deepEqual(Buffer.from(spelled, 'base64url'), Buffer.from(signature, 'base64url'));
+    assert.equal(signatureMatches('imgpd_s', signedPart, spelled), false, spelled);
+  }
+  assert.equal(signatureMatches('imgpd_s', signedPart, `${signature}=`), false, 'padding');
+  const percentEncoded = `%${signature.charCodeAt(0).toString(16).toUpperCase()}${signature.slice(1)}`;
+  assert.equal(signatureMatches('imgpd_s', signedPart, percentEncoded), false, 'a percent-encoded character');
+});
+
 test('delivery url: options parse into operations; the normalised form ignores order and expiry', () => {
   const a = parseDeliveryRequest(`q:60/w:300/strip:false/exp:5/${encodeURIComponent(SOURCE)}`, schema);
   const b = parseDeliveryRequest(`w:300/strip:false/q:60/${encodeURIComponent(SOURCE)}`, schema);
