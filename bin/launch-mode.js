@@ -53,7 +53,8 @@ export function isBundleCurrent(root = ROOT) {
  */
 export function launchMode(env = process.env, root = ROOT) {
   if (env.IMGPIPE_FROM_SOURCE === '1') return 'sources';
-  const nodeEnv = env.NODE_ENV || 'development';
+  // Only an unset NODE_ENV means development: an empty one is production, as in src/config.ts.
+  const nodeEnv = env.NODE_ENV ?? 'development';
   if (nodeEnv !== 'development' && nodeEnv !== 'test') return 'bundle';
   if (!existsSync(join(root, SOURCE_ENTRY))) return 'bundle';
   return isBundleCurrent(root) ? 'bundle' : 'sources';

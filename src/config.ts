@@ -61,8 +61,9 @@ export function isTier(value: unknown): value is Tier {
 }
 
 /**
- * Development surfaces (dev key, local billing) exist only when NODE_ENV is exactly `development` or `test`
- * (unset means development): any other value, however spelled (`Production`, `prod`, `staging`), is production.
+ * Development surfaces (dev key, local billing, /dev/mail) exist only when NODE_ENV is exactly `development` or
+ * `test` (unset means development): any other value, however spelled (`Production`, `prod`, `staging`) and the
+ * empty one (`NODE_ENV=`), is production.
  */
 export function isProductionEnv(nodeEnv: string): boolean {
   return nodeEnv !== 'development' && nodeEnv !== 'test';
@@ -234,7 +235,7 @@ const configSchema = z
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       /** An instance without a heartbeat for this long is dead: the others refund the units its requests held. */
       instanceDeadAfterMs: e.INSTANCE_DEAD_AFTER_MS,
-      /** NODE_ENV as given (unset: development). */
+      /** NODE_ENV as given (unset: development; empty stays empty, which is production). */
       nodeEnv: e.NODE_ENV,
       /** Fail closed: true for every NODE_ENV but development and test (see isProductionEnv). */
       isProduction: isProductionEnv(e.NODE_ENV),
@@ -258,7 +259,10 @@ export class ConfigError extends Error {
 
 /** Parses `env` (process.env by default); throws ConfigError listing every bad variable by name. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  // An empty variable counts as unset (its default applies), except NODE_ENV: set but empty is not development.
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([name, v]) => v !== undefined && (v !== '' || name === 'NODE_ENV')),
+  );
   const parsed = configSchema.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);

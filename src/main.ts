@@ -79,15 +79,23 @@ export async function startServer(
 }
 
 /** The start-up summary for a human, on stderr so stdout stays one JSON log line per event. */
-export function startupSummary(baseUrl: string, devKey: string | undefined, devMailPage = false): string {
+export function startupSummary(
+  baseUrl: string,
+  devKey: string | undefined,
+  config: Pick<Config, 'devMailPage' | 'isProduction'>,
+): string {
   const lines = [
     'imgpipe is running',
     `  API         POST ${baseUrl}/v1/image`,
     `  playground  ${baseUrl}/`,
     `  docs        ${baseUrl}/docs`,
     `  pricing     ${baseUrl}/pricing`,
-    ...(devMailPage
-      ? [`  mail        ${baseUrl}/dev/mail  (development: mails are written there, not sent)`]
+    ...(config.devMailPage
+      ? [
+          config.isProduction
+            ? `  mail        ${baseUrl}/dev/mail  (DEV_MAIL_PAGE=on in production: anyone who opens it reads every sign-up and recovery link)`
+            : `  mail        ${baseUrl}/dev/mail  (development: mails are written there, not sent)`,
+        ]
       : []),
     devKey
       ? `  your key    ${devKey}  (dev@localhost, free tier; shown once)`
@@ -163,7 +171,7 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const server = await starting;
-  process.stderr.write(startupSummary(server.ctx.config.publicBaseUrl, server.devKey, config.devMailPage));
+  process.stderr.write(startupSummary(server.ctx.config.publicBaseUrl, server.devKey, config));
   // Started by bin/imgpipe.js's relaunch (thread pool sizing): when that process dies, even by SIGKILL, this one
   // dies the same way, so killing the pid a process manager knows never leaves a server behind.
   if (process.channel) {

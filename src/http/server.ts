@@ -121,6 +121,11 @@ export async function buildServer(
   if (ctx.config.isProduction && ctx.config.nodeEnv !== 'production') {
     ctx.log.warn(`NODE_ENV=${ctx.config.nodeEnv} is neither development nor test: running as production`);
   }
+  if (ctx.config.isProduction && ctx.config.devMailPage) {
+    ctx.log.warn(
+      'DEV_MAIL_PAGE=on in production: /dev/mail shows every sign-up and recovery link to whoever opens it',
+    );
+  }
   if (!ctx.billing.paidTiers) {
     ctx.log.warn('paid tiers are off: production without STRIPE_SECRET_KEY and LOCAL_BILLING is not on');
   }

@@ -79,6 +79,7 @@ test('launch mode: production runs the bundle even when the sources are newer; I
     'bundle',
     'every NODE_ENV but development and test',
   );
+  assert.equal(launchMode({ NODE_ENV: '' }, root), 'bundle', 'an empty NODE_ENV is production');
   assert.equal(launchMode({ NODE_ENV: 'production', IMGPIPE_FROM_SOURCE: '1' }, root), 'sources');
 });
 

@@ -88,6 +88,37 @@ test('NODE_ENV fails closed: NODE_ENV=Production prints no dev key and hands out
   assert.match(output, /NODE_ENV=Production is neither development nor test: running as production/);
 });
 
+test('NODE_ENV fails closed: an empty NODE_ENV= is production: no dev key, no local checkout, no /dev/mail', async (t) => {
+  const server = await startServerProcess({ NODE_ENV: '', DATA_DIR: tempDataDir(t), LOG_LEVEL: 'info' });
+  t.after(() => server.stop());
+  const checkout = await fetch(`${server.url}/v1/billing/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tier: 'starter', email: 'buyer@example.com' }),
+  });
+  assert.equal(checkout.status, 503);
+  assert.equal(((await checkout.json()) as { error: { code: string } }).error.code, 'provider_unavailable');
+  assert.equal((await fetch(`${server.url}/dev/mail`)).status, 404);
+  await server.stop();
+  const output = server.output.stdout + server.output.stderr;
+  assert.doesNotMatch(output, /dev key:|imgp_[0-9A-Za-z]{20,}/);
+  assert.match(output, /NODE_ENV= is neither development nor test: running as production/);
+});
+
+test('DEV_MAIL_PAGE=on in production says so at start, in the log and in the summary', async (t) => {
+  const server = await startServerProcess({
+    NODE_ENV: 'production',
+    DEV_MAIL_PAGE: 'on',
+    DATA_DIR: tempDataDir(t),
+    LOG_LEVEL: 'info',
+  });
+  t.after(() => server.stop());
+  assert.equal((await fetch(`${server.url}/dev/mail`)).status, 200);
+  await server.stop();
+  assert.match(server.output.stdout, /"level":40,.*DEV_MAIL_PAGE=on in production/);
+  assert.match(server.output.stderr, /\/dev\/mail {2}\(DEV_MAIL_PAGE=on in production/);
+});
+
 test('production without SMTP_URL: the start says once that mail goes to files, and no log line carries a link token', async (t) => {
   const dataDir = tempDataDir(t);
   const server = await startServerProcess({ NODE_ENV: 'production', DATA_DIR: dataDir, LOG_LEVEL: 'info' });

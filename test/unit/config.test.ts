@@ -72,6 +72,25 @@ for (const [name, value] of invalid) {
   });
 }
 
+test('config: NODE_ENV fails closed: only unset, development and test are development; empty is production', () => {
+  for (const nodeEnv of [undefined, 'development', 'test']) {
+    const c = loadConfig({ NODE_ENV: nodeEnv });
+    assert.equal(c.isProduction, false, String(nodeEnv));
+    assert.equal(c.localBilling, true, String(nodeEnv));
+    assert.equal(c.devMailPage, true, String(nodeEnv));
+  }
+  for (const nodeEnv of ['', ' ', 'production', 'Production', 'dev', 'Development', 'test ', 'staging']) {
+    const c = loadConfig({ NODE_ENV: nodeEnv });
+    assert.equal(c.isProduction, true, JSON.stringify(nodeEnv));
+    assert.equal(c.localBilling, false, `${JSON.stringify(nodeEnv)}: no free paid tiers`);
+    assert.equal(c.devMailPage, false, `${JSON.stringify(nodeEnv)}: no /dev/mail`);
+  }
+  const named = loadConfig({ NODE_ENV: '', DEV_MAIL_PAGE: 'on', LOCAL_BILLING: 'on' });
+  assert.equal(named.isProduction, true);
+  assert.equal(named.devMailPage, true, 'production has /dev/mail only when named');
+  assert.equal(named.localBilling, true, 'production has local billing only when named');
+});
+
 test('config: a DEV_KEY is accepted exactly when it has the shape requests authenticate with', () => {
   for (const length of [31, 32, 128, 129]) {
     const key = `imgp_${'k'.repeat(length)}`;
