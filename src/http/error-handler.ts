@@ -14,7 +14,9 @@ import {
   endpointNotFound,
   headersTooLarge,
   invalidField,
+  malformedPath,
   notHttp,
+  pathSegmentTooLong,
   requestTimeout,
   unreadableBody,
 } from './request-errors.ts';
@@ -84,6 +86,22 @@ export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
     .headers(err.headers)
     .type('application/json; charset=utf-8')
     .send({ error: { code: err.code, message: err.message, ...err.body } });
+}
+
+/**
+ * Errors Fastify's router raises before any route or hook runs: a malformed percent-escape in the path, a path
+ * parameter over maxParamLength. Answered as every other error, with the headers the onSend hook would add.
+ */
+export function sendFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiErr =
+    err.code === 'FST_ERR_BAD_URL'
+      ? malformedPath()
+      : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? pathSegmentTooLong(request.server.initialConfig.maxParamLength ?? 100)
+        : toApiError(err, request);
+  reply.errorCode = apiErr.code;
+  if (apiErr.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+  void sendApiError(reply.headers(SECURITY_HEADERS), apiErr);
 }
 
 export function registerErrorHandler(app: FastifyInstance): void {

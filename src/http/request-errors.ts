@@ -18,6 +18,22 @@ export function invalidJson(): ApiError {
   return unreadableBody('invalid_request', 'it is not valid JSON');
 }
 
+/** A path Fastify's router cannot read: a `%` not followed by two hex digits, or escapes that are not UTF-8. */
+export function malformedPath(): ApiError {
+  return apiError(
+    'invalid_request',
+    'The request path is not valid percent-encoding: a % must start an escape of two hex digits, and the escapes must spell UTF-8',
+  );
+}
+
+/** A path segment that names a parameter (an id, a token) and is longer than any the server issues. */
+export function pathSegmentTooLong(maxLength: number): ApiError {
+  return apiError(
+    'invalid_request',
+    `A path segment is longer than ${maxLength} characters; no id is that long`,
+  );
+}
+
 export function endpointNotFound(method: string, path: string): ApiError {
   return apiError('not_found', `No endpoint ${method} ${path}; the API reference is at /docs`);
 }

@@ -19,12 +19,42 @@ export function requestIdFor(req: IncomingMessage): string {
 /** Query parameters whose values are secrets (magic-link tokens, keys, signed-URL signatures). */
 const SECRET_PARAM = /token|key|secret|sig|password|auth|credential/i;
 
-/** The URL with secret query values and any userinfo replaced, for logs. Accepts paths or absolute URLs. */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    return segment.toLowerCase();
+  }
+}
+
+/**
+ * The path with the signature of a delivery URL (`/v1/u/<account>/<signature>/…`) replaced: a signed path is a
+ * capability. Read as a router might (escapes decoded, case and repeated slashes ignored), so no spelling of the
+ * prefix keeps a signature in a log line.
+ */
+function redactDeliverySignature(path: string): string {
+  const segments = path.split('/');
+  const named = segments.flatMap((segment, at) => (segment === '' ? [] : [at]));
+  const [v1, u, , signature] = named;
+  if (v1 === undefined || u === undefined || signature === undefined) return path;
+  if (decodedSegment(segments[v1] as string) !== 'v1' || decodedSegment(segments[u] as string) !== 'u')
+    return path;
+  segments[signature] = '[redacted]';
+  return segments.join('/');
+}
+
+/**
+ * The URL with secret query values, any userinfo and a delivery URL's signature replaced, for logs. Accepts paths
+ * or absolute URLs.
+ */
 export function redactUrl(raw: string): string {
   const queryAt = raw.indexOf('?');
   const hashAt = raw.indexOf('#');
   const endOfPath = queryAt >= 0 ? queryAt : hashAt >= 0 ? hashAt : raw.length;
-  const base = raw.slice(0, endOfPath).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@?#]*@/i, '$1[redacted]@');
+  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(raw)?.[0] ?? '';
+  const base =
+    origin.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@?#]*@/i, '$1[redacted]@') +
+    redactDeliverySignature(raw.slice(origin.length, endOfPath));
   if (queryAt < 0) return base;
   const query = raw.slice(queryAt + 1, hashAt > queryAt ? hashAt : raw.length);
   const redacted = query

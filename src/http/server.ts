@@ -1,10 +1,16 @@
 // owns: the Fastify instance: server timeouts, logging, the error handler and the registration of every route.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import type { TrustProxy } from '../config.ts';
 import type { AppContext } from '../context.ts';
-import { handleClientError, registerErrorHandler } from './error-handler.ts';
+import { handleClientError, registerErrorHandler, sendFrameworkError } from './error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
 import { imageInfoRoutes } from './routes/image-info.ts';
@@ -55,6 +61,18 @@ export async function buildServer(
   options: BuildServerOptions = {},
 ): Promise<FastifyInstance> {
   const timeouts = { ...SERVER_TIMEOUTS, requestTimeoutMs: ctx.config.requestTimeoutMs, ...options.timeouts };
+  /** The one log line and the metrics of an answer. */
+  const recordAnswer = (request: FastifyRequest, reply: FastifyReply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    if (ctx.log.isLevelEnabled('info')) request.log.info(requestLogFields(request, reply, route), 'request');
+    ctx.metrics.recordRequest({
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      errorCode: reply.errorCode,
+      durationSeconds: reply.elapsedTime / 1000,
+    });
+  };
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     // One line per request is written by the onResponse hook below instead of Fastify's two.
@@ -78,6 +96,12 @@ export async function buildServer(
     return503OnClosing: false,
     requestIdHeader: false,
     genReqId: requestIdFor,
+    // A path the router cannot read (`/v1/u/%zz`): Fastify answers it before any hook, so the answer, its
+    // headers and its log line are written here.
+    frameworkErrors: (err, request, reply) => {
+      reply.raw.once('finish', () => recordAnswer(request, reply));
+      sendFrameworkError(err, request, reply.header('X-Request-Id', request.id));
+    },
   });
   registerErrorHandler(app);
   registerSecurityHeaders(app);
@@ -91,15 +115,7 @@ export async function buildServer(
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    if (ctx.log.isLevelEnabled('info')) request.log.info(requestLogFields(request, reply, route), 'request');
-    ctx.metrics.recordRequest({
-      method: request.method,
-      route,
-      status: reply.statusCode,
-      errorCode: reply.errorCode,
-      durationSeconds: reply.elapsedTime / 1000,
-    });
+    recordAnswer(request, reply);
     done();
   });
 

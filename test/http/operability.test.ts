@@ -173,6 +173,48 @@ test('request log: a token in the query string is redacted', async (t) => {
   assert.ok(!raw().includes('s3cr3t'), 'a token reached the log');
 });
 
+test('a path with malformed percent-encoding is 400 invalid_request in the error shape, with the security headers and a log line', async (t) => {
+  const { app, lines } = await appWithLogs(t);
+  const paths = ['/v1/u/%zz', '/%E0%A4%A', '/v1/image%', `/v1/u/${'a'.repeat(120)}/sig/x`];
+  for (const url of paths) {
+    const res = await app.inject({ url, headers: { 'x-request-id': 'bad-path-1' } });
+    assert.equal(res.statusCode, 400, url);
+    assert.deepEqual(Object.keys(res.json() as object), ['error'], url);
+    assert.equal((res.json() as { error: { code: string } }).error.code, 'invalid_request', url);
+    assert.equal(typeof (res.json() as { error: { message: unknown } }).error.message, 'string');
+    assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
+    assert.equal(res.headers['x-frame-options'], 'DENY', url);
+    assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/, url);
+    assert.equal(res.headers['x-request-id'], 'bad-path-1', url);
+  }
+  const logged = lines.filter((l) => l.msg === 'request');
+  assert.equal(logged.length, paths.length, 'one request line each');
+  for (const line of logged) {
+    assert.equal(line.status, 400);
+    assert.equal(line.errorCode, 'invalid_request');
+    assert.equal(line.requestId, 'bad-path-1');
+  }
+});
+
+test('request log: no signature of a delivery URL reaches the log, matched, unmatched or unreadable', async (t) => {
+  const { app, raw, lines } = await appWithLogs(t);
+  const signature = 'S1gnatureOfAnImageThatMustNeverBeLogged0000';
+  const urls = [
+    `/v1/u/acc-1/${signature}/w:300/https%3A%2F%2Fexample.com%2Fa.jpg`,
+    `/v1/u/acc-1/${signature}/w:300/%zz`,
+    `/v1/u/acc-1/${signature}`,
+    `//v1//u/acc-1/${signature}/x`,
+    `/V1/U/acc-1/${signature}/x?token=abc`,
+    `/%76%31/u/acc-1/${signature}/x`,
+  ];
+  for (const url of urls) await app.inject({ url });
+  for (const method of ['POST', 'PUT', 'DELETE'] as const)
+    await app.inject({ method, url: urls[0] as string });
+  assert.equal(lines.filter((l) => l.msg === 'request').length, urls.length + 3);
+  assert.ok(!raw().includes(signature), 'a delivery signature reached the log');
+  assert.match(raw(), /"url":"\/v1\/u\/acc-1\/\[redacted\]\/w:300\/%zz"/);
+});
+
 test('LOG_LEVEL: at warn the per-request info lines are not written', async (t) => {
   const { app, lines } = await appWithLogs(t, { LOG_LEVEL: 'warn' });
   assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200);

@@ -109,11 +109,11 @@ test('delivery: a changed option, source or signature is 403 invalid_url_signatu
   assert.equal(origin.requests.length, 0, 'nothing was fetched for a bad signature');
 });
 
-test('delivery: a signature with any of .~!*\'(),;$& inserted is 403: only the canonical spelling verifies', async (t) => {
+test("delivery: a signature with any of .~!*'(),;$& inserted is 403: only the canonical spelling verifies", async (t) => {
   const { server, origin } = await setUp(t);
   const secret = await createSecret(server);
   const good = signed(secret, origin.url('/photo.jpg'), { w: 200 });
-  const [, , , accountId, signature, ...rest] = good.split('/') as string[];
+  const [, , , accountId, signature = '', ...rest] = good.split('/');
   for (const inserted of ".~!*'(),;$&") {
     const spelled = `${signature.slice(0, 10)}${inserted}${signature.slice(10)}`;
     const res = await get(server, `/v1/u/${accountId}/${spelled}/${rest.join('/')}`);

@@ -17,6 +17,15 @@ test('redactUrl: secret query values and userinfo are replaced, everything else 
     ['https://user:pass@example.com/a.jpg', 'https://[redacted]@example.com/a.jpg'],
     ['/a?token', '/a?token'],
     ['/a?q=%E0%A4%A&token=z', '/a?q=%E0%A4%A&token=[redacted]'],
+    ['/v1/u/acc/SIG/w:3/src', '/v1/u/acc/[redacted]/w:3/src'],
+    ['/v1/u/acc/SIG', '/v1/u/acc/[redacted]'],
+    ['//V1/%75/acc/SIG/x', '//V1/%75/acc/[redacted]/x'],
+    ['/v1/u/acc', '/v1/u/acc'],
+    ['/v1/image/info', '/v1/image/info'],
+    [
+      'https://img.example.com/v1/u/acc/SIG/x?sig=1',
+      'https://img.example.com/v1/u/acc/[redacted]/x?sig=[redacted]',
+    ],
   ];
   for (const [input, expected] of cases) assert.equal(redactUrl(input), expected, input);
 });
