@@ -5,7 +5,7 @@ import type { PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
-import { createLimiter, type Limiter } from './limiter.ts';
+import { createLimiter, createSharedLimiter, type Limiter, type SharedLimiter } from './limiter.ts';
 import {
   childMemoryLimitBytes,
   createIsolatedProcessor,
@@ -29,8 +29,8 @@ export interface AppContext {
   store: Store;
   /** Image processing slots (MAX_CONCURRENT_JOBS), per instance. */
   jobs: Limiter;
-  /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance. */
-  fetches: Limiter;
+  /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance, shared fairly between accounts and free probes. */
+  fetches: SharedLimiter;
   /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
   fetcher: UrlFetcher;
   /** Quota refunds, kept and retried while the store is unavailable. */
@@ -83,7 +83,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   const mailer = createMailer(config, store.db, log);
   const refunds = createQuotaRefunds(store.db, log);
   const jobs = createLimiter(config.maxConcurrentJobs);
-  const fetches = createLimiter(config.maxConcurrentFetches);
+  const fetches = createSharedLimiter(config.maxConcurrentFetches);
   const isolated = createIsolatedProcessor(childMemoryLimitBytes(config.maxInputPixels));
   const metrics = createMetrics({ jobs, fetches }, deliveryCache);
   const liveness = await startInstanceLiveness(store.db, log, {

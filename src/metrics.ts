@@ -3,7 +3,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import sharp from 'sharp';
 import { isApiError } from './errors.ts';
-import type { Limiter } from './limiter.ts';
+import type { SlotGauge } from './limiter.ts';
 import { PACKAGE_VERSION, RUNS_FROM_BUNDLE } from './paths.ts';
 
 export interface RequestSample {
@@ -34,7 +34,7 @@ export interface Metrics {
 const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 
 export function createMetrics(
-  limiters: { jobs: Limiter; fetches: Limiter },
+  limiters: { jobs: SlotGauge; fetches: SlotGauge },
   deliveryCache: { readonly bytes: number } = { bytes: 0 },
 ): Metrics {
   const registry = new Registry();

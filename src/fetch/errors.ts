@@ -1,5 +1,6 @@
 // The errors of the url source, one wording per code: what a client is told when its url cannot be fetched.
 import { apiError, type ApiError, type ErrorCode } from '../errors.ts';
+import type { SlotRefusal } from '../limiter.ts';
 
 export const FETCH_BUSY_RETRY_AFTER_SECONDS = 2;
 
@@ -44,12 +45,26 @@ export function fetchFailed(detail: string, cause?: unknown): ApiError {
   return apiError('fetch_failed', `URL fetch failed: ${detail}`, cause === undefined ? {} : { cause });
 }
 
+/** 400 fetch_timeout: the whole fetch, its redirects included, passed FETCH_TIMEOUT_MS while at `where`. */
 export function fetchTimeout(where: string, timeoutMs: number, cause: unknown): ApiError {
-  return apiError('fetch_timeout', `URL fetch from ${where} took longer than ${timeoutMs} ms`, { cause });
+  return apiError(
+    'fetch_timeout',
+    `URL fetch from ${where} took longer than ${timeoutMs} ms (the limit covers every redirect)`,
+    { cause },
+  );
 }
 
-export function fetchBusy(): ApiError {
-  return apiError('fetch_busy', 'All URL fetch slots are in use; retry shortly', {
+const FETCH_BUSY_MESSAGES: Record<SlotRefusal, (share: number) => string> = {
+  all_taken: () => 'All URL fetch slots are in use; retry shortly',
+  holder_share: (share) =>
+    `This account already has ${share} URL fetches running, its share of this server's fetch slots; retry when one has finished`,
+  free_share: (share) =>
+    `Image info probes already hold ${share} URL fetch slots, their share of this server's; retry shortly`,
+};
+
+/** 503 fetch_busy; `share` is the most slots an account, or all image info probes together, may hold. */
+export function fetchBusy(refusal: SlotRefusal, share: number): ApiError {
+  return apiError('fetch_busy', FETCH_BUSY_MESSAGES[refusal](share), {
     headers: { 'Retry-After': FETCH_BUSY_RETRY_AFTER_SECONDS },
   });
 }

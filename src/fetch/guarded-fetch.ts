@@ -2,7 +2,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { request } from 'undici';
 import type { Config } from '../config.ts';
-import type { Limiter } from '../limiter.ts';
+import type { SharedLimiter, SlotClaim } from '../limiter.ts';
 import { ApiError } from '../errors.ts';
 import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
@@ -31,9 +31,20 @@ export interface UrlFetcherOptions {
   tls?: Pick<ConnectionOptions, 'ca'>;
 }
 
+export interface FetchOptions {
+  /**
+   * A caller's own rule for every URL the fetch requests, the first and each redirect (after the SSRF checks,
+   * before any connection): throws to refuse it. Delivery URLs check the account's allowed origins with it.
+   */
+  checkUrl?: (url: URL) => void;
+}
+
 export interface UrlFetcher {
-  /** Fetches an already checked URL (see checkFetchUrl), following redirects by hand. */
-  fetch(url: URL): Promise<Buffer>;
+  /**
+   * Fetches an already checked URL (see checkFetchUrl), following redirects by hand, all of it (every hop, DNS,
+   * connect, headers and body) within one FETCH_TIMEOUT_MS.
+   */
+  fetch(url: URL, options?: FetchOptions): Promise<Buffer>;
 }
 
 type HopResult = { kind: 'body'; bytes: Buffer } | { kind: 'redirect'; location: string };
@@ -67,18 +78,19 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   const timeoutMs = config.fetchTimeoutMs;
   const cap = config.maxFetchBytes;
 
-  /** One hop under one deadline covering connect, headers and body, on its own freshly pinned agent. */
-  async function fetchHop(url: URL): Promise<HopResult> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const agent = createPinnedAgent({ resolve, allowCidrs, timeoutMs, tls: options.tls });
+  /**
+   * One hop on its own freshly pinned agent, within what is left of the fetch's deadline (`signal` aborts at it);
+   * the agent's own timeouts are set to that rest too, as a backstop.
+   */
+  async function fetchHop(url: URL, signal: AbortSignal, leftMs: number): Promise<HopResult> {
+    const agent = createPinnedAgent({ resolve, allowCidrs, timeoutMs: leftMs, tls: options.tls });
     const where = url.host;
     try {
       const res = await request(url, {
         method: 'GET',
         headers: REQUEST_HEADERS,
         dispatcher: agent,
-        signal: controller.signal,
+        signal,
       });
       const location = single(res.headers.location);
       if (REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
@@ -97,33 +109,45 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
       return { kind: 'body', bytes };
     } catch (err) {
       if (err instanceof ApiError) throw err;
-      if (controller.signal.aborted || /TIMEOUT/.test((err as { code?: string }).code ?? '')) {
+      if (signal.aborted || /TIMEOUT/.test((err as { code?: string }).code ?? '')) {
         throw fetchTimeout(where, timeoutMs, err);
       }
       throw describeNetworkError(err, where);
     } finally {
-      clearTimeout(timer);
       agent.destroy().catch(() => undefined);
     }
   }
 
   return {
-    async fetch(start) {
-      let url = start;
-      for (let redirects = 0; ; redirects++) {
-        const hop = await fetchHop(url);
-        if (hop.kind === 'body') return hop.bytes;
-        if (redirects >= config.maxRedirects) {
-          throw tooManyRedirects(config.maxRedirects);
+    async fetch(start, fetchOptions = {}) {
+      // One deadline for the whole fetch: a slow origin that redirects cannot multiply FETCH_TIMEOUT_MS by its hops.
+      const deadline = Date.now() + timeoutMs;
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), timeoutMs);
+      try {
+        let url = start;
+        for (let redirects = 0; ; redirects++) {
+          fetchOptions.checkUrl?.(url);
+          const leftMs = deadline - Date.now();
+          if (leftMs <= 0 || controller.signal.aborted) {
+            throw fetchTimeout(url.host, timeoutMs, new Error('the deadline passed between redirects'));
+          }
+          const hop = await fetchHop(url, controller.signal, leftMs);
+          if (hop.kind === 'body') return hop.bytes;
+          if (redirects >= config.maxRedirects) {
+            throw tooManyRedirects(config.maxRedirects);
+          }
+          let next: string;
+          try {
+            next = new URL(hop.location, url).href;
+          } catch {
+            throw fetchFailed(`${url.host} redirected to an invalid URL`);
+          }
+          // Every hop is a new URL from the network: the same scheme and address checks apply again.
+          url = checkFetchUrl(next, allowCidrs, 'a redirect');
         }
-        let next: string;
-        try {
-          next = new URL(hop.location, url).href;
-        } catch {
-          throw fetchFailed(`${url.host} redirected to an invalid URL`);
-        }
-        // Every hop is a new URL from the network: the same scheme and address checks apply again.
-        url = checkFetchUrl(next, allowCidrs, 'a redirect');
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
@@ -132,25 +156,31 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
 /** What fetching an image needs of the service. */
 export interface FetchImageDeps {
   fetcher: UrlFetcher;
-  /** MAX_CONCURRENT_FETCHES slots of this instance. */
-  fetches: Limiter;
+  /** MAX_CONCURRENT_FETCHES slots of this instance, shared fairly between accounts and free probes. */
+  fetches: SharedLimiter;
   config: Pick<Config, 'fetchAllowCidrs'>;
 }
 
 /**
- * Fetches the image bytes behind `rawUrl` with one of MAX_CONCURRENT_FETCHES slots.
+ * Fetches the image bytes behind `rawUrl` with one of MAX_CONCURRENT_FETCHES slots, taken for `claim` (the
+ * account, and whether the request is a free probe).
  * Errors: bad_url, bad_url_scheme, blocked_url, fetch_busy, too_many_redirects, fetch_failed,
- * fetch_timeout, image_too_large.
+ * fetch_timeout, image_too_large, and whatever `options.checkUrl` throws.
  */
-export async function fetchImage(deps: FetchImageDeps, rawUrl: string): Promise<Buffer> {
+export async function fetchImage(
+  deps: FetchImageDeps,
+  rawUrl: string,
+  claim: SlotClaim,
+  options: FetchOptions = {},
+): Promise<Buffer> {
   const url = checkFetchUrl(rawUrl, deps.config.fetchAllowCidrs);
-  const release = deps.fetches.tryAcquire();
-  if (!release) {
-    throw fetchBusy();
+  const slot = deps.fetches.tryAcquire(claim);
+  if ('refused' in slot) {
+    throw fetchBusy(slot.refused, deps.fetches.share);
   }
   try {
-    return await deps.fetcher.fetch(url);
+    return await deps.fetcher.fetch(url, options);
   } finally {
-    release();
+    slot.release();
   }
 }

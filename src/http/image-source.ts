@@ -2,11 +2,18 @@
 import { fetchImage, type FetchImageDeps } from '../fetch/guarded-fetch.ts';
 import { observeFetch, type Metrics } from '../metrics.ts';
 import type { ImageSource } from './image-request.ts';
+import type { SlotClaim } from '../limiter.ts';
 
-/** The input bytes; a url's fetch is observed by the metrics (its outcome and time). */
+/**
+ * The input bytes; a url is fetched with a fetch slot taken for `claim` (the account, and whether the request is a
+ * free probe), and observed by the metrics (its outcome and time).
+ */
 export async function sourceBytes(
   deps: FetchImageDeps & { metrics: Metrics },
   source: ImageSource,
+  claim: SlotClaim,
 ): Promise<Buffer> {
-  return source.kind === 'upload' ? source.bytes : observeFetch(deps.metrics, fetchImage(deps, source.url));
+  return source.kind === 'upload'
+    ? source.bytes
+    : observeFetch(deps.metrics, fetchImage(deps, source.url, claim));
 }

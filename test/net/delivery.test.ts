@@ -300,6 +300,32 @@ test('delivery: an account restricted to a list of origins refuses other sources
   assert.equal((await get(server, signed(secret, origin.url('/photo.jpg')))).status, 200);
 });
 
+test('delivery: the allowed origins hold for every redirect hop: a redirect to another origin is 403 origin_not_allowed', async (t) => {
+  const { server, origin } = await setUp(t);
+  const elsewhere = await startOrigin(t, (_req, res) => sendImage(res, photo));
+  const bouncer = await startOrigin(t, (req, res) => {
+    const to = req.url === '/away.jpg' ? elsewhere.url('/photo.jpg') : origin.url('/photo.jpg');
+    res.writeHead(302, { location: to }).end();
+  });
+  const secret = await createSecret(server);
+  const allowed = await send(`${server.url}/v1/delivery/origins`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      origins: [bouncer.url('/').replace(/\/$/, ''), origin.url('/').replace(/\/$/, '')],
+    }),
+  });
+  assert.equal(allowed.status, 200, allowed.body.toString());
+  const refused = await get(server, signed(secret, bouncer.url('/away.jpg')));
+  assert.equal(refused.status, 403, refused.body.toString());
+  assert.equal(refused.json.error?.code, 'origin_not_allowed');
+  assert.equal(refused.headers['cache-control'], 'no-store');
+  assert.equal(elsewhere.requests.length, 0, 'the other origin was never asked');
+  assert.equal((await account(server)).quota.used, 0, 'the unit was refunded');
+  const followed = await get(server, signed(secret, bouncer.url('/home.jpg')));
+  assert.equal(followed.status, 200, 'a redirect between allowed origins is followed');
+});
+
 test('delivery: with the quota used up a miss is 429 quota_exceeded (not cacheable), while a cached image still answers', async (t) => {
   const { server, origin } = await setUp(t, { QUOTA_FREE: '1' });
   const secret = await createSecret(server);

@@ -195,6 +195,14 @@ function settingsView(ctx: AppContext, accountId: string, signer: DeliverySigner
   };
 }
 
+/** 403 origin_not_allowed unless `url` is from one of `origins` (an empty list allows any). */
+function checkAllowedOrigin(origins: string[], url: string): void {
+  const origin = sourceOrigin(url);
+  if (origins.length > 0 && (origin === undefined || !origins.includes(origin))) {
+    throw originNotAllowed(origin ?? url);
+  }
+}
+
 /** Cache-Control of a delivered image: DELIVERY_MAX_AGE_SECONDS, shortened so no cache keeps it past exp:. */
 function cacheControl(ctx: AppContext, expiresAt: number | undefined): string {
   const untilExpiry = expiresAt === undefined ? Infinity : expiresAt - Math.floor(Date.now() / 1000);
@@ -226,7 +234,17 @@ async function processMiss(
   const { config } = ctx;
   const unit = await takeQuotaUnit(ctx, signer);
   try {
-    const input = await observeFetch(ctx.metrics, fetchImage(ctx, delivery.source));
+    // The allowed origins hold for every hop: a redirect cannot take the fetch to another origin.
+    const origins = allowedOrigins(signer);
+    const input = await observeFetch(
+      ctx.metrics,
+      fetchImage(
+        ctx,
+        delivery.source,
+        { holder: signer.accountId, free: false },
+        { checkUrl: (url) => checkAllowedOrigin(origins, url.href) },
+      ),
+    );
     ctx.metrics.recordInputBytes('url', input.length);
     const operations = negotiated
       ? { ...delivery.operations, format: await autoOutputFormat(negotiated, input, config.maxInputPixels) }
@@ -287,11 +305,7 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
     if (delivery.expiresAt !== undefined && delivery.expiresAt < Date.now() / 1000) {
       throw urlExpired(delivery.expiresAt);
     }
-    const origins = allowedOrigins(signer);
-    const origin = sourceOrigin(delivery.source);
-    if (origins.length > 0 && (origin === undefined || !origins.includes(origin))) {
-      throw originNotAllowed(origin ?? delivery.source);
-    }
+    checkAllowedOrigin(allowedOrigins(signer), delivery.source);
     const negotiated = delivery.autoFormat ? negotiateFormat(request.headers.accept) : undefined;
     const key = resultCacheKey({
       accountId: signer.accountId,

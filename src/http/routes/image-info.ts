@@ -92,13 +92,15 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
       schema: IMAGE_INFO_SCHEMA,
     },
     async (request) => {
-      await checkInfoRate(ctx.store.db, accountOf(request).accountId, config.infoRateLimit);
+      const { accountId } = accountOf(request);
+      await checkInfoRate(ctx.store.db, accountId, config.infoRateLimit);
       const { source, operations } = await readImageProbeRequest(
         request,
         ctx.operations,
         config.maxUploadBytes,
       );
-      const input = await sourceBytes(ctx, source);
+      // A probe counts no unit, so it may take only part of the fetch slots: paid work always finds one.
+      const input = await sourceBytes(ctx, source, { holder: accountId, free: true });
       const facts = await probeImage(input);
       // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
       const output = predictOutput(facts, operations ?? {});

@@ -30,7 +30,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
           config.maxUploadBytes,
           uploads,
         );
-        const input = await sourceBytes(ctx, source);
+        const input = await sourceBytes(ctx, source, { holder: accountOf(request).accountId, free: false });
         ctx.metrics.recordInputBytes(source.kind, input.length);
         // The answer is sharp's own output, never the upload (multipart or raw body), so the upload is free once the
         // job has stopped.
