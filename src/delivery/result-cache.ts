@@ -35,23 +35,34 @@ export interface ResultCache {
   readonly bytes: number;
 }
 
-/** The cache key: account, source, normalised options and negotiated format, hashed to a file name. */
+/**
+ * The cache key, a file name: a tag of the account (so its share of the cache is known, after a restart too),
+ * then the hash of account, source, normalised options and negotiated format.
+ */
 export function resultCacheKey(parts: {
   accountId: string;
   source: string;
   options: string;
   format: string;
 }): string {
-  return createHash('sha256')
+  const owner = createHash('sha256').update(parts.accountId).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
     .update(JSON.stringify([parts.accountId, parts.source, parts.options, parts.format]))
     .digest('hex');
+  return `${owner}-${hash}`;
 }
 
 export function strongEtag(data: Buffer): string {
   return `"${createHash('sha256').update(data).digest('base64url').slice(0, 32)}"`;
 }
 
-const KEY_FILE = /^[0-9a-f]{64}$/;
+/** A key file: the owner's tag and the hash; files of the earlier layout have the hash alone (owner unknown). */
+const KEY_FILE = /^(?:([0-9a-f]{16})-)?[0-9a-f]{64}$/;
+
+/** The account tag a key starts with; '' for a key without one (the earlier layout's files share that owner). */
+function ownerOf(key: string): string {
+  return KEY_FILE.exec(key)?.[1] ?? '';
+}
 
 /**
  * A result larger than this share of the cache is served but not kept: one huge output (a 10 000 px PNG) would
@@ -74,9 +85,21 @@ function decode(file: Buffer): CachedResult {
   return { ...meta, data: file.subarray(4 + headerLength) };
 }
 
+/** One account's entries, least recently used first, and their bytes. */
+interface OwnerEntries {
+  entries: Map<string, number>;
+  bytes: number;
+}
+
 /**
  * Opens the cache in `dir` (created if missing); files left by a previous run are kept, oldest-modified first
- * out. Recency lives in memory (a Map in use order), so after a restart it starts from the files' mtimes.
+ * out. Recency lives in memory (a Map in use order per account), so after a restart it starts from the files'
+ * mtimes.
+ *
+ * Accounts share it fairly: while there is room any account may fill it, but once a new result does not fit, room
+ * is made from the accounts over an equal share (DELIVERY_CACHE_BYTES / accounts holding results): the storing
+ * account's own least recently used results first when it is over its share, else those of the account holding
+ * the most. An account within its share loses nothing to another's misses.
  */
 export function openResultCache(
   dir: string,
@@ -84,35 +107,59 @@ export function openResultCache(
   onError: (err: unknown, what: string) => void,
 ): ResultCache {
   mkdirSync(dir, { recursive: true });
-  const sizes = new Map<string, number>();
+  const owners = new Map<string, OwnerEntries>();
   let total = 0;
+
+  const index = (key: string, size: number) => {
+    const owner = ownerOf(key);
+    let held = owners.get(owner);
+    if (!held) {
+      held = { entries: new Map(), bytes: 0 };
+      owners.set(owner, held);
+    }
+    held.entries.set(key, size);
+    held.bytes += size;
+    total += size;
+  };
+  /** Drops the key from the index; true when it was there. */
+  const unindex = (key: string) => {
+    const owner = ownerOf(key);
+    const held = owners.get(owner);
+    const size = held?.entries.get(key);
+    if (!held || size === undefined) return false;
+    held.entries.delete(key);
+    held.bytes -= size;
+    total -= size;
+    if (held.entries.size === 0) owners.delete(owner);
+    return true;
+  };
+
   const existing = readdirSync(dir)
     .filter((name) => KEY_FILE.test(name))
     .map((name) => ({ name, stat: statSync(join(dir, name)) }))
     .sort((a, b) => a.stat.mtimeMs - b.stat.mtimeMs);
-  for (const { name, stat } of existing) {
-    sizes.set(name, stat.size);
-    total += stat.size;
-  }
+  for (const { name, stat } of existing) index(name, stat.size);
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.tmp'))) unlinkSync(join(dir, name));
 
-  /** Drops the key from the index; true when it was there. */
-  const unindex = (key: string) => {
-    const size = sizes.get(key);
-    if (size === undefined) return false;
-    sizes.delete(key);
-    total -= size;
-    return true;
-  };
   const forget = (key: string) => {
     if (unindex(key)) {
       unlink(join(dir, key)).catch((err: unknown) => onError(err, 'removing a cached result'));
     }
   };
-  const evictToFit = () => {
-    for (const key of sizes.keys()) {
-      if (total <= maxBytes) return;
-      forget(key);
+  /** The account holding the most bytes: over the equal share whenever the cache is over its bound. */
+  const largest = (): OwnerEntries | undefined => {
+    let most: OwnerEntries | undefined;
+    for (const held of owners.values()) if (!most || held.bytes > most.bytes) most = held;
+    return most;
+  };
+  const evictToFit = (storer: string) => {
+    while (total > maxBytes) {
+      const share = maxBytes / owners.size;
+      const own = owners.get(storer);
+      const from = own && own.bytes > share ? own : largest();
+      const oldest = from?.entries.keys().next().value;
+      if (oldest === undefined) return;
+      forget(oldest);
     }
   };
   const store = async (key: string, result: CachedResult) => {
@@ -130,15 +177,15 @@ export function openResultCache(
     }
     // The rename replaced any older file of this key: only its accounting goes.
     unindex(key);
-    sizes.set(key, bytes.length);
-    total += bytes.length;
-    evictToFit();
+    index(key, bytes.length);
+    evictToFit(ownerOf(key));
   };
   const get = async (key: string): Promise<CachedResult | undefined> => {
-    const size = sizes.get(key);
-    if (size === undefined) return undefined;
-    sizes.delete(key);
-    sizes.set(key, size);
+    const entries = owners.get(ownerOf(key))?.entries;
+    const size = entries?.get(key);
+    if (!entries || size === undefined) return undefined;
+    entries.delete(key);
+    entries.set(key, size);
     try {
       return decode(await readFile(join(dir, key)));
     } catch (err) {

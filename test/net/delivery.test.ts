@@ -260,6 +260,33 @@ test('delivery: two accounts never share a cached result', async (t) => {
   assert.equal((await account(server, otherKey)).quota.used, 1);
 });
 
+test("delivery: one account's many large misses do not evict another account's cached images", async (t) => {
+  // Room for about twenty of the large results; each is well under a sixteenth of the cache, so each is kept.
+  const { server, origin } = await setUp(t, { DELIVERY_CACHE_BYTES: '2000000' });
+  const noise = await sharp({
+    create: { width: 256, height: 256, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+  })
+    .png()
+    .toBuffer();
+  const noisy = await startOrigin(t, (_req, res) => sendImage(res, noise, 'image/png'));
+  const victim = await createSecret(server, await server.newKey('victim@example.com'));
+  const cached = [40, 41, 42].map((w) => signed(victim, origin.url('/photo.jpg'), { w }));
+  for (const path of cached) assert.equal((await get(server, path)).headers['x-service-cache'], 'miss');
+  const flooder = await createSecret(server);
+  for (let w = 170; w < 200; w++) {
+    const res = await get(server, signed(flooder, noisy.url('/noise.png'), { w, f: 'png' }));
+    assert.equal(res.status, 200, res.body.toString());
+  }
+  assert.ok(server.ctx.deliveryCache.bytes <= 2_000_000);
+  for (const path of cached) {
+    assert.equal(
+      (await get(server, path)).headers['x-service-cache'],
+      'hit',
+      'the other account kept its images',
+    );
+  }
+});
+
 test('delivery: 50 concurrent misses of one URL are processed once and count one unit', async (t) => {
   const { server, origin } = await setUp(t);
   const secret = await createSecret(server);

@@ -139,6 +139,38 @@ test('result cache: stays within its byte bound, evicting the least recently use
   assert.deepEqual((await reopened.get(key(17)))?.data, result(880).data, 'files survive a restart');
 });
 
+test("result cache: one account's misses evict its own results once over its share, never another's within it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-cache-'));
+  const cache = openResultCache(dir, 16_000, () => undefined);
+  const key = (accountId: string, n: number) =>
+    resultCacheKey({ accountId, source: String(n), options: '', format: 'x' });
+  for (let n = 1; n <= 5; n++) await cache.getOrProduce(key('b', n), async () => result(880));
+  for (let n = 1; n <= 40; n++) await cache.getOrProduce(key('a', n), async () => result(880));
+  assert.ok(cache.bytes <= 16_000);
+  for (let n = 1; n <= 5; n++) assert.ok(await cache.get(key('b', n)), `b's result ${n} is kept`);
+  assert.ok(await cache.get(key('a', 40)), "a's newest result is kept");
+  assert.equal(await cache.get(key('a', 1)), undefined, "a's oldest went first");
+  const reopened = openResultCache(dir, 16_000, () => undefined);
+  for (let n = 1; n <= 25; n++) await reopened.getOrProduce(key('a', 100 + n), async () => result(880));
+  for (let n = 1; n <= 5; n++)
+    assert.ok(await reopened.get(key('b', n)), `after a restart, b's ${n} is kept`);
+});
+
+test('result cache: an account alone may fill it; newcomers within their share take room from the largest', async () => {
+  const cache = openResultCache(mkdtempSync(join(tmpdir(), 'imgpipe-cache-')), 16_000, () => undefined);
+  const key = (accountId: string, n: number) =>
+    resultCacheKey({ accountId, source: String(n), options: '', format: 'x' });
+  for (let n = 1; n <= 16; n++) await cache.getOrProduce(key('a', n), async () => result(880));
+  assert.ok(await cache.get(key('a', 1)), 'a free cache is all one account may use');
+  for (let n = 1; n <= 4; n++) await cache.getOrProduce(key('b', n), async () => result(880));
+  for (let n = 1; n <= 4; n++) await cache.getOrProduce(key('c', n), async () => result(880));
+  assert.ok(cache.bytes <= 16_000);
+  for (const owner of ['b', 'c']) {
+    for (let n = 1; n <= 4; n++) assert.ok(await cache.get(key(owner, n)), `${owner}'s ${n} is kept`);
+  }
+  assert.equal(await cache.get(key('a', 2)), undefined, 'the room came from the account over its share');
+});
+
 test('result cache: a result over a sixteenth of the cache is answered but not kept', async () => {
   const cache = openResultCache(mkdtempSync(join(tmpdir(), 'imgpipe-cache-')), 16_000, () => undefined);
   const big = await cache.getOrProduce('b'.repeat(64), async () => result(2_000));
