@@ -20,7 +20,7 @@ export const systemResolver: HostResolver = (hostname) => lookup(hostname, { all
 export interface PinnedAgentOptions {
   resolve: HostResolver;
   allowCidrs: readonly string[];
-  /** Connect timeout; the caller's per-hop deadline normally fires first. */
+  /** Connect, headers and body timeout: what is left of the fetch's deadline, which normally fires first. */
   timeoutMs: number;
   /** Extra TLS options (a private CA in tests); certificate checking itself is never turned off. */
   tls?: Pick<ConnectionOptions, 'ca'>;
