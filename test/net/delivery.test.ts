@@ -264,7 +264,13 @@ test("delivery: one account's many large misses do not evict another account's c
   // Room for about twenty of the large results; each is well under a sixteenth of the cache, so each is kept.
   const { server, origin } = await setUp(t, { DELIVERY_CACHE_BYTES: '2000000' });
   const noise = await sharp({
-    create: { width: 256, height: 256, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+    create: {
+      width: 256,
+      height: 256,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 128, sigma: 60 },
+    },
   })
     .png()
     .toBuffer();
