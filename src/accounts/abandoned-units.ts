@@ -34,7 +34,11 @@ const HEARTBEATS_PER_PERIOD = 6;
  */
 const SWEEPS_PER_PERIOD = 2;
 
-/** The longest a request can live: reading it, fetching the URL through every redirect, processing, a margin. */
+/**
+ * The longest a request can live: reading it, fetching the URL through every redirect, processing, a margin. A
+ * fetch now ends within one FETCH_TIMEOUT_MS, but an older version still running in a rolling deploy gives every
+ * hop its own, so the bound keeps counting hops.
+ */
 export function longestRequestMs(
   config: Pick<Config, 'requestTimeoutMs' | 'fetchTimeoutMs' | 'maxRedirects' | 'processTimeoutMs'>,
 ): number {
