@@ -54,7 +54,8 @@ const IMAGE_INFO_SCHEMA = {
 reads only the image's header and answers JSON. With \`operations\` (optional here) it also answers the output's format,
 size and frames that POST /v1/image would produce, without processing a pixel. Counts nothing against the quota; limited
 to INFO_RATE_LIMIT calls per minute per key (429 rate_limited with Retry-After). A url is fetched under every rule of
-POST /v1/image (SSRF guard, redirects, size and time limits). With operations, an image POST /v1/image would refuse for
+POST /v1/image (SSRF guard, redirects, size and time limits); as a probe counts no unit, all probes together hold at
+most half of the URL fetch slots (503 fetch_busy beyond). With operations, an image POST /v1/image would refuse for
 its pixels or frames is 413 image_too_large here too.`,
   security: BEARER,
   body: IMAGE_INFO_BODY,
