@@ -20,8 +20,9 @@ import { createLogger, type AppContext } from '../src/context.ts';
 import { accountOf, requireApiKey } from '../src/http/auth.ts';
 import { registerErrorHandler } from '../src/http/error-handler.ts';
 import { readImageRequest } from '../src/http/image-request.ts';
-import { IMAGE_SCHEMA } from '../src/http/openapi-image.ts';
 import { registerOpenApi } from '../src/http/openapi.ts';
+import { OPENAPI_HEAD } from '../src/http/routes/docs.ts';
+import { documentationOnly, imageSchema } from '../src/http/routes/image.ts';
 import { requestIdFor, requestLogFields } from '../src/http/request-id.ts';
 import { registerSecurityHeaders } from '../src/http/security-headers.ts';
 import { createMetrics, observeProcessing } from '../src/metrics.ts';
@@ -123,7 +124,7 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   );
   if (!omit.has('errors')) registerErrorHandler(app);
   if (on('headers')) registerSecurityHeaders(app);
-  if (!omit.has('openapi')) await registerOpenApi(app, config);
+  if (!omit.has('openapi')) await registerOpenApi(app, OPENAPI_HEAD);
   // The service's own hooks, callbacks as in src/http/server.ts.
   if (!omit.has('hooks'))
     app.addHook('onRequest', (request, reply, done) => {
@@ -177,7 +178,7 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
       {
         ...(on('auth') ? { onRequest: requireApiKey(ctx) } : {}),
         config: { badBodyCode: 'bad_upload' },
-        ...(omit.has('schema') ? {} : { schema: IMAGE_SCHEMA }),
+        ...(omit.has('schema') ? {} : { schema: imageSchema(schema), validatorCompiler: documentationOnly }),
       },
       async (request, reply) => {
         let limit = 0;

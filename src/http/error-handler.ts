@@ -8,7 +8,15 @@ import type {
   FastifyReply,
   FastifyRequest,
 } from 'fastify';
-import { ApiError, internalError, isApiError, storeUnavailable, type ErrorCode } from '../errors.ts';
+import { z } from 'zod';
+import {
+  ApiError,
+  ERROR_CODES,
+  internalError,
+  isApiError,
+  storeUnavailable,
+  type ErrorCode,
+} from '../errors.ts';
 import { isStoreUnavailableError } from '../store/errors.ts';
 import {
   endpointNotFound,
@@ -79,6 +87,20 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   }
   return internalError(err);
 }
+
+/**
+ * The body sendApiError writes, as the document's Error component; it also checks every error answer. Loose, so
+ * the fields some codes add (upgrade_url, pricing_url) pass through.
+ */
+export const errorBody = z
+  .looseObject({
+    error: z.looseObject({
+      code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode]).describe('Stable machine-readable code.'),
+      message: z.string().describe('What went wrong and what to change.'),
+      upgrade_url: z.string().meta({ format: 'uri' }).optional().describe('Only on quota_exceeded.'),
+    }),
+  })
+  .meta({ id: 'Error' });
 
 export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
   return reply

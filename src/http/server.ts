@@ -21,7 +21,7 @@ import { billingRoutes } from './routes/billing.ts';
 import { devBillingRoutes } from './routes/dev-billing.ts';
 import { devMailRoutes } from './routes/dev-mail.ts';
 import { webhookRoutes } from './routes/webhook.ts';
-import { docsRoutes } from './routes/docs.ts';
+import { docsRoutes, OPENAPI_HEAD } from './routes/docs.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { playgroundRoutes } from './routes/playground.ts';
 import { deliveryRoutes } from './routes/delivery.ts';
@@ -106,7 +106,7 @@ export async function buildServer(
   registerErrorHandler(app);
   registerSecurityHeaders(app);
   // Before any route: the generator collects the schemas routes declare as they are added.
-  await registerOpenApi(app, ctx.config);
+  await registerOpenApi(app, OPENAPI_HEAD);
 
   // Callback hooks, not async ones: each async hook costs every request a promise and a turn of the microtask queue.
   app.addHook('onRequest', (request, reply, done) => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.ts';
-import { IMAGE_STATUS_TABLE } from '../../src/http/openapi-image.ts';
+import { IMAGE_STATUS_TABLE } from '../../src/http/routes/image.ts';
 
 /** The codes of api.md "Status codes, POST /v1/image" (internal_error excluded on purpose). */
 export const IMAGE_ENDPOINT_CODES: ReadonlySet<string> = new Set<ErrorCode>(

@@ -1,7 +1,7 @@
 // Walks every error code the OpenAPI document lists for POST /v1/image against a listening server.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { IMAGE_ERRORS } from '../../src/http/openapi-image.ts';
+import { IMAGE_ERRORS } from '../../src/http/routes/image.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm, multipartBody } from '../helpers/multipart.ts';

@@ -36,7 +36,7 @@ after(async () => {
   await app.close();
   await ctx.close();
 });
-const build = () => openApiDocument(app, ctx.config) as unknown as Doc;
+const build = () => openApiDocument(app, ctx) as unknown as Doc;
 
 /** api.md's endpoints and operator-contract §5, method and path. */
 const PUBLIC_ENDPOINTS = [

@@ -26,7 +26,8 @@ import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
 import { findDeliverySigner } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { success, BEARER, errorAnswers } from '../openapi.ts';
+import { success, BEARER, errorAnswers, header, type Headers } from '../openapi.ts';
+import { OUTPUT_HEADERS } from './image.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
@@ -38,6 +39,22 @@ HMAC-SHA-256, base64url without padding, of everything after it as sent, under t
 Vary: Accept. A result is cached per instance (DELIVERY_CACHE_BYTES); a miss counts one quota unit, a hit or a
 304 none. Answers carry Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong
 ETag, and X-Service-Cache: hit or miss. See docs/delivery.md.`;
+
+const DELIVERY_HEADERS: Headers = {
+  ...OUTPUT_HEADERS,
+  'Cache-Control': header(
+    'string',
+    'Delivery URLs: public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer).',
+    { example: 'public, max-age=31536000' },
+  ),
+  ETag: header('string', 'Strong validator of the bytes; If-None-Match with it answers 304.'),
+  Vary: header('string', 'Accept on f:auto answers (the format follows it).', { example: 'Accept' }),
+  'X-Service-Cache': header(
+    'string',
+    "hit: served from the instance's result cache (no unit); miss: processed now (one unit).",
+    { enum: ['hit', 'miss'] },
+  ),
+};
 
 const DELIVERY_SCHEMA = {
   operationId: 'deliverImage',
@@ -68,17 +85,7 @@ const DELIVERY_SCHEMA = {
       200,
       'The image (304 without a body when If-None-Match names its ETag).',
       { 'image/*': { schema: z.string().meta({ format: 'binary' }) } },
-      [
-        'X-Service-Output-Format',
-        'X-Service-Output-Bytes',
-        'X-Service-Output-Width',
-        'X-Service-Output-Height',
-        'X-Service-Operations',
-        'Cache-Control',
-        'ETag',
-        'Vary',
-        'X-Service-Cache',
-      ],
+      DELIVERY_HEADERS,
     ),
     ...errorAnswers([
       'invalid_url_signature',

@@ -7,8 +7,33 @@ import type { AppContext } from '../../context.ts';
 import { DOCS_PAGE } from '../../pages/docs.ts';
 import { assetNotFound } from '../request-errors.ts';
 import { z } from 'zod';
-import { success, errorAnswers, openApiDocument } from '../openapi.ts';
+import { success, errorAnswers, openApiDocument, type OpenApiHead } from '../openapi.ts';
+import { PACKAGE_VERSION } from '../../paths.ts';
 import { STATIC_DIR } from '../static-files.ts';
+
+/** The document's title, description and groups; every operation in it comes from its route's schema. */
+export const OPENAPI_HEAD: OpenApiHead = {
+  openapi: '3.1.0',
+  info: {
+    title: 'imgpipe',
+    version: PACKAGE_VERSION,
+    description:
+      'Self-hostable image processing API. One pipeline endpoint, POST /v1/image, plus the account, key ' +
+      'and billing endpoints that issue the keys it needs. Every error is {"error":{"code","message"}}. ' +
+      'Runnable examples in curl, JavaScript and Python are under POST /v1/image.',
+  },
+  tags: [
+    { name: 'Images' },
+    { name: 'Accounts and keys' },
+    { name: 'Billing' },
+    { name: 'Operations', description: 'Health, readiness, metrics and these docs.' },
+  ],
+  components: {
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer imgp_…' },
+    },
+  },
+};
 
 const OPENAPI_SCHEMA = {
   operationId: 'openapi',
@@ -39,7 +64,7 @@ const DOCS_ASSETS: Record<string, string> = {
 
 export async function docsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   app.get('/openapi.json', { schema: OPENAPI_SCHEMA }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(JSON.stringify(openApiDocument(app, ctx.config))),
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(openApiDocument(app, ctx))),
   );
 
   app.get('/docs', { schema: DOCS_SCHEMA }, async (_request, reply) =>

@@ -8,9 +8,9 @@ import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/pro
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageProbeRequest } from '../image-request.ts';
 import { sourceBytes } from '../image-source.ts';
-import { IMAGE_INFO_BODY } from '../openapi-image.ts';
 import { BEARER, errorAnswers, success } from '../openapi.ts';
 import { acceptRawImageBodies } from '../raw-image-body.ts';
+import { documentationOnly, imageBodies } from './image.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const INPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff'] as const;
@@ -46,7 +46,8 @@ const infoResponseSchema = z.object({
     .describe('With operations: what POST /v1/image would write (computed, no pixel processed).'),
 });
 
-const IMAGE_INFO_SCHEMA = {
+/** The route's schema; `operations` is the server's operations schema (with its MAX_RESIZE_DIMENSION). */
+const imageInfoSchema = (operations: AppContext['operations']) => ({
   operationId: 'imageInfo',
   tags: ['Images'],
   summary: "Probe an image's header: format, size, orientation, frames, profile; counts no quota",
@@ -58,13 +59,10 @@ POST /v1/image (SSRF guard, redirects, size and time limits); as a probe counts 
 most half of the URL fetch slots (503 fetch_busy beyond). With operations, an image POST /v1/image would refuse for
 its pixels or frames is 413 image_too_large here too.`,
   security: BEARER,
-  body: IMAGE_INFO_BODY,
-  querystring: {
-    type: 'object',
-    properties: {
-      operations: { type: 'string', description: 'The operations JSON, URL-encoded, for the raw-body form.' },
-    },
-  },
+  body: imageBodies(operations, false),
+  querystring: z.object({
+    operations: z.string().optional().describe('The operations JSON, URL-encoded, for the raw-body form.'),
+  }),
   response: {
     ...success(200, "The image's header facts.", infoResponseSchema),
     ...errorAnswers(
@@ -81,7 +79,7 @@ its pixels or frames is 413 image_too_large here too.`,
       { auth: true },
     ),
   },
-};
+});
 
 export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
@@ -90,7 +88,8 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
     {
       onRequest: requireApiKey(ctx),
       config: { badBodyCode: 'bad_upload' },
-      schema: IMAGE_INFO_SCHEMA,
+      schema: imageInfoSchema(ctx.operations),
+      validatorCompiler: documentationOnly,
     },
     async (request) => {
       const { accountId } = accountOf(request);
