@@ -17,7 +17,7 @@ export const header = (type: string, description: string, more = {}) => ({ type,
 export type Headers = Record<string, ReturnType<typeof header>>;
 type Body = z.ZodType | Record<string, { schema: z.ZodType }>;
 type Answer = { headers: Headers; content: Record<string, { schema: unknown; examples?: object }> };
-type Parts = { body?: Partial<Answer>; response?: Record<string, Answer> };
+type Parts = { body?: { content?: Answer['content'] }; response?: Record<string, Answer> };
 
 export const QUOTA_HEADERS: Headers = {
   'X-Service-Quota-Limit': header('integer', "The plan's monthly image quota."),
@@ -72,7 +72,7 @@ export function errorAnswers(
  * jsonSchemaTransform, and what it leaves out: each answer's headers and examples, and a request body given media
  * type by media type (the image forms). A route without `security` needs no key.
  */
-const withHeaders =
+const withHeadersAndMedia =
   (transform: SwaggerTransform): SwaggerTransform =>
   (input) => {
     const { body, response = {} } = (input.schema ?? {}) as Parts;
@@ -101,7 +101,7 @@ export async function registerOpenApi(app: FastifyInstance, document: OpenApiHea
   await app.register(swagger, {
     hideUntagged: true,
     // One per server: it keeps the registry it reads first, and each server has its own Operations.
-    transform: withHeaders(zodProvider.createJsonSchemaTransform({})),
+    transform: withHeadersAndMedia(zodProvider.createJsonSchemaTransform({})),
     transformObject: zodProvider.jsonSchemaTransformObject,
     openapi: document,
   });

@@ -172,3 +172,61 @@ test('openapi: the first server is relative (calls go to the origin the document
     ['/', 'https://img.example.com'],
   );
 });
+
+test('openapi: each server documents its own MAX_RESIZE_DIMENSION, whichever server of the process made its document first', async () => {
+  const servers = await Promise.all(
+    ['1234', '2345'].map(async (max) => {
+      const { env } = testEnv({ MAX_RESIZE_DIMENSION: max });
+      const serverCtx = await createContext(loadConfig(env));
+      const server = await buildServer(serverCtx);
+      await server.ready();
+      return { server, serverCtx };
+    }),
+  );
+  try {
+    const maxima = [...servers].reverse().map(({ server, serverCtx }) => {
+      const doc = openApiDocument(server, serverCtx) as unknown as Doc;
+      const ops = doc.components.schemas.Operations as {
+        properties: { resize: { properties: { w: { anyOf: { maximum: number }[] } } } };
+      };
+      return ops.properties.resize.properties.w.anyOf[0]!.maximum;
+    });
+    assert.deepEqual(maxima, [2345, 1234]);
+  } finally {
+    for (const { server, serverCtx } of servers) {
+      await server.close();
+      await serverCtx.close();
+    }
+  }
+});
+
+test('openapi: every error answer shows an example of each code it documents, and the image bodies each media type', () => {
+  const doc = build();
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        const media = response.content?.['application/json'] as { examples?: Record<string, unknown> };
+        const codes = [...documentedCodes({ ...op, responses: { [status]: response } }).keys()];
+        assert.deepEqual(Object.keys(media.examples ?? {}), codes, `${method} ${path} ${status}`);
+        assert.ok(response.headers?.['X-Request-Id'], `${method} ${path} ${status} names X-Request-Id`);
+      }
+    }
+  }
+  for (const path of ['/v1/image', '/v1/image/info']) {
+    const body = (doc.paths[path]!.post as unknown as { requestBody: { content: Record<string, unknown> } })
+      .requestBody;
+    assert.deepEqual(Object.keys(body.content), [
+      'multipart/form-data',
+      'application/json',
+      'image/*',
+      'application/octet-stream',
+    ]);
+    const multipart = body.content['multipart/form-data'] as {
+      schema: { properties: Record<string, { anyOf?: { $ref: string }[]; example?: unknown }> };
+    };
+    const operations = multipart.schema.properties.operations!;
+    assert.equal(operations.anyOf?.[0]?.$ref, '#/components/schemas/OperationsInput', path);
+    assert.ok(operations.example, `${path}: Try-it-out starts from an example`);
+  }
+});
