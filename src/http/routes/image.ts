@@ -1,4 +1,6 @@
 // POST /v1/image: auth → reserve a quota unit → read the request and its source → run the job → answer with headers.
+// Its document too: the image forms (also /v1/image/info's), the X-Service-* headers (also delivery URLs') and
+// api.md's status table (which the tests read).
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { z } from 'zod';
 import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
@@ -28,7 +30,9 @@ import { acceptRawImageBodies } from '../raw-image-body.ts';
 const IMAGE_DESCRIPTION = `Processes one image, uploaded (multipart \`image\`) or fetched (\`url\`), with \`operations\` applied in
 the fixed order resize → format and quality → strip. A quota unit is reserved before the body is read and refunded
 on every failure: only a 200 counts. Up to MAX_CONCURRENT_JOBS images are processed at once per instance and up to
-MAX_CONCURRENT_FETCHES urls fetched; beyond that the answer is 503 at once (no queueing).`;
+MAX_CONCURRENT_FETCHES urls fetched; beyond that the answer is 503 at once (no queueing).
+
+${examplesMarkdown()}`;
 
 const OPERATIONS_FIELD_DESCRIPTION = `The Operations object; in multipart as JSON text (any Content-Type of the part).
 \`{}\` re-encodes in the input's format at quality 80 without metadata; resize needs w or h (or both), each 1 to
@@ -151,7 +155,7 @@ export function imageSchema(operations: AppContext['operations']) {
     operationId: 'processImage',
     tags: ['Images'],
     summary: 'Resize, convert, compress and strip one image',
-    description: `${IMAGE_DESCRIPTION}\n\n${examplesMarkdown()}`,
+    description: IMAGE_DESCRIPTION,
     security: BEARER,
     body: imageBodies(operations, true),
     querystring: z.object({
