@@ -24,6 +24,14 @@ export function noBillingAccount(pricingUrl: string): ApiError {
   );
 }
 
+/** A checkout started with a key for another address than the key's account (400 invalid_request). */
+export function checkoutEmailMismatch(): ApiError {
+  return apiError(
+    'invalid_request',
+    "email is not the address of this API key's account: a checkout with a key changes that account's plan; send its address, or no key",
+  );
+}
+
 /** Why paid tiers are unavailable on a server without a payment provider (production, LOCAL_BILLING off). */
 export const PAID_TIERS_OFF =
   'paid tiers are not configured on this server (no payment provider); the free tier is available through POST /v1/signup';

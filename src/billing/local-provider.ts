@@ -25,6 +25,7 @@ import {
   LOCAL_PRICES_CENTS,
   subscriptionInForce,
   type DisplayPrices,
+  type PaidTier,
   type PriceTable,
 } from './tiers.ts';
 import { portalSessionNotFound, sessionNotFound } from './errors.ts';
@@ -84,9 +85,13 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
     private readonly config: Pick<Config, 'publicBaseUrl'>,
   ) {}
 
+  /**
+   * The owner's linked customer, else the e-mail's (made once): this provider keeps no payment methods, so a
+   * checkout started without the key shows nothing of the account's; its page shows the request's notice.
+   */
   async createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }> {
     const customerId =
-      request.customerId ??
+      request.owner?.customerId ??
       (
         await local.findOrCreateLocalCustomer(this.db, {
           id: newId('cus'),
@@ -105,6 +110,7 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
       status: 'open',
       subscription_id: null,
       created_at: nowSeconds(),
+      notice: request.notice,
     });
     return { id, url: `${this.config.publicBaseUrl}/dev/billing/checkout/${id}` };
   }
@@ -181,6 +187,7 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
       email: session.email,
       price: formatMonthlyPrice(LOCAL_PRICES_CENTS[session.tier]),
       paid: session.status === 'complete',
+      notice: session.notice ?? undefined,
     };
   }
 
@@ -221,8 +228,28 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
   async describePortal(token: string): Promise<LocalPortalView | undefined> {
     const customer = await this.portalCustomer(token);
     if (!customer) return undefined;
-    const active = await this.subscriptionInForce(customer.id);
-    return { email: customer.email, tier: active && isPaidTier(active.tier) ? active.tier : 'free' };
+    const active = await local.listActiveLocalSubscriptions(this.db, customer.id);
+    const inForce = await this.subscriptionInForce(customer.id);
+    const subscriptions = active
+      .filter((sub) => isPaidTier(sub.tier))
+      .map((sub) => ({ id: sub.id, tier: sub.tier as PaidTier, started: sub.created_at }))
+      .sort((a, b) => (a.id === inForce?.id ? -1 : b.id === inForce?.id ? 1 : 0));
+    return {
+      customerId: customer.id,
+      email: customer.email,
+      tier: inForce && isPaidTier(inForce.tier) ? inForce.tier : 'free',
+      subscriptions,
+    };
+  }
+
+  /** Cancels one active subscription of the portal's customer, as its own cancel button asks. */
+  async cancelFromPortal(token: string, subscriptionId: string): Promise<SignedEvent[]> {
+    const customer = await this.portalCustomer(token);
+    if (!customer) throw portalSessionNotFound();
+    const sub = await local.findLocalSubscription(this.db, subscriptionId);
+    if (!sub || sub.customer_id !== customer.id || sub.status !== 'active') return [];
+    await local.updateLocalSubscription(this.db, sub.id, { status: 'canceled', updated_at: nowSeconds() });
+    return [this.sign('customer.subscription.deleted', subscriptionObject({ ...sub, status: 'canceled' }))];
   }
 
   /** The active subscription whose tier the customer has (the service's own rule): the one the portal changes. */

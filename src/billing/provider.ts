@@ -4,10 +4,16 @@ import type { DisplayPrices, PaidTier } from './tiers.ts';
 
 export interface CheckoutRequest {
   tier: PaidTier;
-  /** Normalised e-mail of the buyer; the provider customer of that e-mail is reused when it exists. */
+  /** Normalised e-mail of the buyer. */
   email: string;
-  /** The customer already linked to the buyer's account, if any. */
-  customerId: string | undefined;
+  /**
+   * The account whose key started the checkout (the owner's plan change), with its provider customer if linked:
+   * only then does the checkout open on the account's customer. Undefined: opened on no existing customer, so no
+   * saved payment method of any account is shown.
+   */
+  owner: { accountId: string; customerId: string | undefined } | undefined;
+  /** What the buyer reads before paying: which plans it replaces, or that it runs beside any other. */
+  notice: string;
   /** Contains the literal `{CHECKOUT_SESSION_ID}`, which the provider replaces. */
   successUrl: string;
   cancelUrl: string;
@@ -100,11 +106,25 @@ export interface LocalCheckoutView {
   email: string;
   price: string;
   paid: boolean;
+  /** What the page says before payment (CheckoutRequest.notice). */
+  notice: string | undefined;
+}
+
+/** A paying subscription as the local portal lists it. */
+export interface LocalPortalSubscription {
+  id: string;
+  tier: PaidTier;
+  /** Provider time (seconds) it started. */
+  started: number;
 }
 
 export interface LocalPortalView {
+  customerId: string;
   email: string;
+  /** The tier of the subscription in force (the one plan changes apply to); free when none pays. */
   tier: Tier;
+  /** Every active subscription of the customer, the one in force first. */
+  subscriptions: LocalPortalSubscription[];
 }
 
 /** What the /dev/billing pages ask of a provider whose checkout and portal they host. */
@@ -117,6 +137,8 @@ export interface HostedBillingPages {
   payCheckout(sessionId: string): Promise<SignedEvent[]>;
   /** What the portal page shows; undefined for an unknown or expired portal session. */
   describePortal(token: string): Promise<LocalPortalView | undefined>;
-  /** Upgrade, downgrade (a paid tier) or cancel (`free`); returns the events to deliver. */
+  /** Upgrade, downgrade (a paid tier) or cancel (`free`) the subscription in force; returns the events to deliver. */
   changeTier(token: string, tier: Tier): Promise<SignedEvent[]>;
+  /** Cancels one active subscription of the portal's customer; returns the events to deliver (none if ended). */
+  cancelFromPortal(token: string, subscriptionId: string): Promise<SignedEvent[]>;
 }

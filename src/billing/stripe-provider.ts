@@ -76,19 +76,29 @@ export class StripeProvider implements PaymentProvider {
     this.webhookSecret = settings.webhookSecret;
   }
 
+  /**
+   * Started with the account's key, the session opens on the account's customer (made now if it has none). Without
+   * it, on no customer: Stripe Checkout shows an existing customer's saved cards (those with allow_redisplay
+   * `always`) when `customer` is passed, so a checkout anyone can start passes only `customer_email`, and Stripe
+   * makes a customer of its own when it is paid. `custom_text.submit` says before payment what the checkout does.
+   */
   async createCheckout(request: CheckoutRequest): Promise<{ id: string; url: string }> {
     const price = priceIdForTier(this.prices, request.tier);
     if (!price) {
       throw invalidTier(PAID_TIERS.filter((tier) => this.prices[tier]));
     }
     return call('start a checkout', async () => {
-      const customer = request.customerId ?? (await this.findOrCreateCustomer(request.email));
+      const { owner } = request;
+      const buyer = owner
+        ? { customer: owner.customerId ?? (await this.createOwnerCustomer(request.email, owner.accountId)) }
+        : { customer_email: request.email };
       const session = await this.stripe.checkout.sessions.create({
         mode: 'subscription',
-        customer,
+        ...buyer,
         line_items: [{ price, quantity: 1 }],
         success_url: request.successUrl,
         cancel_url: request.cancelUrl,
+        custom_text: { submit: { message: request.notice } },
         metadata: { [EMAIL_METADATA_KEY]: request.email, imgpipe_tier: request.tier },
         subscription_data: { metadata: { [EMAIL_METADATA_KEY]: request.email } },
       });
@@ -97,16 +107,11 @@ export class StripeProvider implements PaymentProvider {
     });
   }
 
-  /** The customer of that e-mail (lower-cased, so case never splits one buyer in two), created once. */
-  private async findOrCreateCustomer(email: string): Promise<string> {
-    const lookup = email.toLowerCase();
-    const existing = await this.stripe.customers.list({ email: lookup, limit: 1 });
-    if (existing.data[0]) return existing.data[0].id;
-    // The idempotency key makes two racing first checkouts of one e-mail create a single customer.
-    const idempotencyKey = `imgpipe-customer-${createHash('sha256').update(lookup).digest('hex')}`;
+  /** The customer of an account that has none yet; the idempotency key makes racing plan changes create one. */
+  private async createOwnerCustomer(email: string, accountId: string): Promise<string> {
     const created = await this.stripe.customers.create(
-      { email: lookup, metadata: { [EMAIL_METADATA_KEY]: email } },
-      { idempotencyKey },
+      { email: email.toLowerCase(), metadata: { [EMAIL_METADATA_KEY]: email } },
+      { idempotencyKey: `imgpipe-customer-${createHash('sha256').update(accountId).digest('hex')}` },
     );
     return created.id;
   }

@@ -1,5 +1,5 @@
 // Tiers of the billing domain: which ones can be bought, price id ↔ tier, and the tier a subscription grants.
-import { PAID_TIERS, type PaidTier, type Tier } from '../config.ts';
+import { PAID_TIERS, TIERS, type PaidTier, type Tier } from '../config.ts';
 
 export type { PaidTier };
 
@@ -55,7 +55,7 @@ function outranks(a: HeldSubscription, b: HeldSubscription): boolean {
 
 /**
  * The subscription whose tier the account has: of the paying ones with a known tier, the highest tier, and of
- * those the one started last. So a cheaper plan bought in the account's e-mail never lowers the one in force.
+ * those the one started last.
  * Undefined when none pays (the account is free).
  */
 export function subscriptionInForce<T extends HeldSubscription>(subs: readonly T[]): T | undefined {
@@ -68,21 +68,46 @@ export function subscriptionInForce<T extends HeldSubscription>(subs: readonly T
 }
 
 /**
- * The subscriptions a paid checkout's subscription `current` replaces: every other paying one that started no
- * later and is not of a higher tier. One started after it (made elsewhere) is not this checkout's to end, and a
- * higher plan is not either: a checkout needs only an e-mail, so a cheaper plan bought in someone's name must not
- * cancel theirs (it runs beside it, below it, until one is cancelled in the portal). `started` undefined: any start.
+ * The subscriptions an owner's plan change `current` (a checkout started with the account's key) replaces: every
+ * other paying one that started no later, of any tier, up or down. One started after it (made elsewhere, or
+ * added by a later checkout) is not this checkout's to end. `started` undefined: any start.
  */
 export function replacedSubscriptions<T extends HeldSubscription>(
   subs: readonly T[],
-  current: { id: string; started: number | undefined; tier: PaidTier },
+  current: { id: string; started: number | undefined },
 ): T[] {
   return subs.filter(
     (sub) =>
       sub.id !== current.id &&
       PAYING_STATUSES.includes(sub.status) &&
-      tierRank(sub.tier) <= tierRank(current.tier) &&
       (current.started === undefined || sub.started_at <= current.started),
+  );
+}
+
+/** The higher of two tiers (TIERS lists them cheapest first); an unknown name counts as free. */
+export function higherTier(a: string, b: string): Tier {
+  const rank = (tier: string) => Math.max(0, (TIERS as readonly string[]).indexOf(tier));
+  return TIERS[Math.max(rank(a), rank(b))] ?? 'free';
+}
+
+/**
+ * The tier an account has (operator contract §5): the highest of the operator's tier and the tiers of its paying
+ * subscriptions, so a subscription added beside others never lowers it and the end of one falls back to the
+ * highest that remains.
+ */
+export function accountTier(operatorTier: string, subs: readonly HeldSubscription[]): Tier {
+  return higherTier(operatorTier, subscriptionInForce(subs)?.tier ?? 'free');
+}
+
+/** The tier the account keeps once subscription `cancelledId` ends (what a portal's cancel says remains). */
+export function tierAfterCancel(
+  operatorTier: string,
+  subs: readonly HeldSubscription[],
+  cancelledId: string,
+): Tier {
+  return accountTier(
+    operatorTier,
+    subs.filter((sub) => sub.id !== cancelledId),
   );
 }
 

@@ -6,7 +6,8 @@ import { migrateStore, openStore } from '../store/db.ts';
 import { sqliteFileOf } from '../serve-lock.ts';
 import { existsSync } from 'node:fs';
 import type { Db } from '../store/schema.ts';
-import { findAccountByEmail, findOrCreateAccount, setAccountTier } from '../store/accounts.ts';
+import { findAccountByEmail, findOrCreateAccount } from '../store/accounts.ts';
+import { grantOperatorTier } from '../billing/events.ts';
 import { hasActiveKey, revokeActiveKey } from '../store/keys.ts';
 import { findUsage } from '../store/usage.ts';
 
@@ -51,7 +52,7 @@ export function migrate(config: Config): Promise<void> {
 export function createKey(config: Config, email: string, tier: Tier): Promise<string> {
   return withStore(config, async (db) => {
     const account = await findOrCreateAccount(db, email, tier);
-    await setAccountTier(db, account.id, tier);
+    await grantOperatorTier(db, account.id, tier);
     return replaceAccountKey(db, account.id);
   });
 }

@@ -54,12 +54,19 @@ export const apiKeyResponseSchema = z.looseObject({
 });
 
 export const sessionKeyResponseSchema = apiKeyResponseSchema.extend({
-  email: z.string().meta({ format: 'email' }),
-  tier: z.enum(TIERS),
+  email: z
+    .string()
+    .meta({ format: 'email' })
+    .optional()
+    .describe('The account this checkout created; absent for an account that existed before it.'),
+  tier: z
+    .enum(TIERS)
+    .optional()
+    .describe('Its tier; absent for an account that existed before the checkout.'),
   reason: z
-    .enum(['issued', 'account_has_key', 'already_shown'])
+    .enum(['issued', 'already_shown', 'account_existed'])
     .describe(
-      "issued: apiKey is the new key; account_has_key: the account already had a key (the plan applies to it); already_shown: this session's key was shown before.",
+      'issued: apiKey is the new key of the account this checkout created; already_shown: that key was shown before; account_existed: the e-mail had an account before the checkout, so no key is shown here (its address is mailed a key link).',
     ),
   message: z.string().describe('What happened and what to do next, in words.'),
 });

@@ -102,3 +102,45 @@ export function usageWarningMail(w: UsageWarning): MailContent & { links: string
 `;
   return { subject, text, html, links: [w.upgradeUrl, w.accountUrl] };
 }
+
+export interface CheckoutPaid {
+  /** `changed`: a checkout started with the account's key (a plan change); `added`: one started without it. */
+  kind: 'changed' | 'added';
+  tier: string;
+  quota: number;
+  /** The account's tier once the checkout's subscription applies. */
+  tierNow: string;
+  accountUrl: string;
+  /** A single-use recovery link: the checkout's key page shows no key for an account that existed before it. */
+  keyLink: string;
+  keyLinkTtlSeconds: number;
+}
+
+/** The mail to an existing account after a paid checkout: what was bought, how to cancel it, and a key link. */
+export function checkoutMail(c: CheckoutPaid): MailContent & { links: string[] } {
+  const images = `${c.quota.toLocaleString('en-US')} images / month`;
+  const lines =
+    c.kind === 'changed'
+      ? {
+          subject: `imgpipe: your plan is now ${c.tier}`,
+          what: `Your imgpipe plan is now ${c.tier} (${images}), bought at a checkout started with your API key. Your other subscriptions are cancelled; your API key stays the same.`,
+          cancel: `See or cancel it in the customer portal: open ${c.accountUrl}, enter your API key and press "Manage subscription".`,
+        }
+      : {
+          subject: `imgpipe: a ${c.tier} subscription was added to your account`,
+          what: `A ${c.tier} subscription (${images}) was bought for the imgpipe account of this address, at a checkout started without its API key. It runs beside any plan the account already had: nothing was cancelled. The account's plan is now ${c.tierNow}.`,
+          cancel: `If you did not want it, cancel it in the customer portal: open ${c.accountUrl}, enter your API key and press "Manage subscription"; each subscription there has its own cancel button.`,
+        };
+  const key = `No key was shown at that checkout. To get this account's API key, open the link below: it replaces the current key, works once and is valid for ${describeDuration(c.keyLinkTtlSeconds)}. If you have your key, ignore it.`;
+  const text = [lines.what, '', lines.cancel, '', key, c.keyLink, '', '-- imgpipe', ''].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family:sans-serif;line-height:1.5">
+<p>${escapeHtml(lines.what)}</p>
+<p>${escapeHtml(lines.cancel)}</p>
+<p>${escapeHtml(key)}</p>
+<p><a href="${escapeHtml(c.keyLink)}">${escapeHtml(c.keyLink)}</a></p>
+<p>-- imgpipe</p>
+</body></html>
+`;
+  return { subject: lines.subject, text, html, links: [c.accountUrl, c.keyLink] };
+}

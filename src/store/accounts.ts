@@ -29,8 +29,16 @@ export async function hasAnyAccount(db: Db): Promise<boolean> {
   return (await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) !== undefined;
 }
 
-/** Returns the account of that e-mail, creating it on the given tier when missing (safe under races). */
-export async function findOrCreateAccount(db: Db, email: string, tier = 'free'): Promise<Account> {
+/**
+ * Returns the account of that e-mail, creating it when missing (safe under races): on `tier`, set as its operator
+ * tier, or by the paid checkout of subscription `createdBy` (on free, until that subscription's state is applied).
+ */
+export async function findOrCreateAccount(
+  db: Db,
+  email: string,
+  tier = 'free',
+  createdBy: string | null = null,
+): Promise<Account> {
   await db
     .insertInto('accounts')
     .values({
@@ -38,6 +46,8 @@ export async function findOrCreateAccount(db: Db, email: string, tier = 'free'):
       email: normaliseEmail(email),
       email_key: emailKey(email),
       tier,
+      operator_tier: tier,
+      created_by_subscription: createdBy,
       billing_customer_id: null,
       subscription_id: null,
       subscription_status: null,
@@ -51,6 +61,7 @@ export async function findOrCreateAccount(db: Db, email: string, tier = 'free'):
   return account;
 }
 
-export async function setAccountTier(db: Db, accountId: string, tier: string): Promise<void> {
-  await db.updateTable('accounts').set({ tier }).where('id', '=', accountId).execute();
+/** Sets the tier an operator gives the account; the tier in force is settled apart (billing/events.ts). */
+export async function setOperatorTier(db: Db, accountId: string, tier: string): Promise<void> {
+  await db.updateTable('accounts').set({ operator_tier: tier }).where('id', '=', accountId).execute();
 }

@@ -32,27 +32,6 @@ export async function claimCheckoutSession(db: Db, sessionId: string, accountId:
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-/**
- * Whether the account that claimed this session already held a key (active or since revoked) when it claimed it:
- * then the session issued none, and a reload of its key page must say so rather than "already shown".
- */
-export async function accountHadKeyAtClaim(db: Db, sessionId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('checkout_claims as c')
-    .select('c.session_id')
-    .where('c.session_id', '=', sessionId)
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('api_keys as k')
-          .select('k.id')
-          .whereRef('k.account_id', '=', 'c.account_id')
-          .whereRef('k.created_at', '<', 'c.created_at'),
-      ),
-    )
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 export async function findAccountByCustomerId(db: Db, customerId: string): Promise<Account | undefined> {
   return db
     .selectFrom('accounts')

@@ -7,7 +7,12 @@ export interface AccountTable {
   email: string;
   /** Fully lower-cased: the unique, case-insensitive identity of the account. */
   email_key: string;
+  /** The tier in force: the highest of operator_tier and the tiers of the paying subscriptions (auth reads it). */
   tier: string;
+  /** The tier an operator set (`imgpipe keys create --tier`); free unless one did. */
+  operator_tier: string;
+  /** The subscription whose paid checkout created the account; null for an account made any other way. */
+  created_by_subscription: string | null;
   billing_customer_id: string | null;
   subscription_id: string | null;
   subscription_status: string | null;
@@ -129,6 +134,8 @@ export interface CheckoutClaimTable {
 export interface CheckoutSessionTable {
   session_id_hash: string;
   created_at: string;
+  /** The account whose key started the checkout (the owner's plan change); null when started without a key. */
+  owner_account_id: string | null;
 }
 
 /** Local payment provider (no STRIPE_SECRET_KEY): times are epoch seconds, like a provider's. */
@@ -148,6 +155,8 @@ export interface LocalCheckoutSessionTable {
   status: string;
   subscription_id: string | null;
   created_at: number;
+  /** What the checkout page says before payment (a plan it replaces, or that it runs beside any other). */
+  notice: string | null;
 }
 
 export interface LocalSubscriptionTable {

@@ -72,23 +72,23 @@ export async function listAccountSubscriptions(db: Db, accountId: string): Promi
 }
 
 /**
- * Sets the account's tier and names the subscription it comes from (its id, status and stamp on the account row;
- * none for a free account that never subscribed); `customerId`, when given, becomes its provider customer.
+ * Sets the account's tier in force and names the subscription it comes from (its id, status and stamp on the
+ * account row; none for an account that holds no subscription). The provider customer is linked apart
+ * (linkBillingCustomer), never overwritten here.
  */
 export async function writeAccountTier(
   db: Db,
   accountId: string,
-  plan: { tier: string; subscription: Subscription | undefined; customerId: string | null },
+  plan: { tier: string; subscription: Subscription | undefined },
 ): Promise<void> {
   await db
     .updateTable('accounts')
-    .set((eb) => ({
+    .set({
       tier: plan.tier,
       subscription_id: plan.subscription?.id ?? null,
       subscription_status: plan.subscription?.status ?? null,
       subscription_updated_at: plan.subscription?.updated_at ?? null,
-      billing_customer_id: plan.customerId ?? eb.ref('billing_customer_id'),
-    }))
+    })
     .where('id', '=', accountId)
     .execute();
 }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { sessionIdHash } from '../../src/billing/checkout.ts';
+import { sessionIdHash } from '../../src/billing/session-id.ts';
 import { recordCheckoutSession } from '../../src/store/checkout-sessions.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { billingHarness, PUBLIC_BASE_URL, tierOf } from '../helpers/billing.ts';

@@ -3,16 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
-import { claimSessionKey, sessionIdHash } from '../../src/billing/checkout.ts';
-import { applyBillingEvent, applySubscriptionState } from '../../src/billing/events.ts';
+import { claimSessionKey } from '../../src/billing/checkout.ts';
+import { sessionIdHash } from '../../src/billing/session-id.ts';
+import { applyBillingEvent, applySubscriptionState, grantOperatorTier } from '../../src/billing/events.ts';
 import type { LocalProvider } from '../../src/billing/local-provider.ts';
 import type { BillingEvent } from '../../src/billing/provider.ts';
 import type { AppContext } from '../../src/context.ts';
 import { billingDeps } from '../../src/http/routes/billing.ts';
 import { findAccountByEmail, findAccountById, findOrCreateAccount } from '../../src/store/accounts.ts';
 import {
-  accountHadKeyAtClaim,
   claimCheckoutSession,
   findAccountByCustomerId,
   isEventRecorded,
@@ -25,8 +24,11 @@ import {
   writeAccountTier,
   writeSubscription,
 } from '../../src/store/subscriptions.ts';
-import { insertApiKeyUnlessActive } from '../../src/store/keys.ts';
-import { isCheckoutSessionKnown, recordCheckoutSession } from '../../src/store/checkout-sessions.ts';
+import {
+  findCheckoutOwner,
+  isCheckoutSessionKnown,
+  recordCheckoutSession,
+} from '../../src/store/checkout-sessions.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
 
 /** A paid local checkout of `email` on instance `ctx`: its session id and subscription. */
@@ -35,7 +37,8 @@ async function paidLocalCheckout(ctx: AppContext, email: string) {
   const { id } = await provider.createCheckout({
     tier: 'starter',
     email,
-    customerId: undefined,
+    owner: undefined,
+    notice: 'beside',
     successUrl: 'http://imgpipe.test/v1/billing/session/{CHECKOUT_SESSION_ID}/key',
     cancelUrl: 'http://imgpipe.test/pricing',
   });
@@ -65,26 +68,6 @@ describeStoreContract('billing', (stores) => {
     const sessionId = `cs_${randomUUID()}`;
     const claims = await race(stores, (s) => claimCheckoutSession(s.db, sessionId, account.id));
     assert.equal(claims.filter(Boolean).length, 1);
-  });
-
-  test('checkout claims: accountHadKeyAtClaim is true only for an account that held a key before its claim', async () => {
-    const [keyless, keyed] = [await newAccount(), await newAccount()];
-    await insertApiKeyUnlessActive(stores.a.db, keyed.id, `hash_${randomUUID()}`);
-    const [first, second] = [`cs_${randomUUID()}`, `cs_${randomUUID()}`];
-    // Times are stored to the millisecond: let each step have its own.
-    await delay(3);
-    await claimCheckoutSession(stores.a.db, first, keyless.id);
-    await claimCheckoutSession(stores.b.db, second, keyed.id);
-    await delay(3);
-    // The key the keyless account's checkout issued comes after its claim.
-    await insertApiKeyUnlessActive(stores.b.db, keyless.id, `hash_${randomUUID()}`);
-    assert.equal(await accountHadKeyAtClaim(stores.b.db, first), false, 'its key came with the checkout');
-    assert.equal(await accountHadKeyAtClaim(stores.a.db, second), true, 'its key was there before');
-    assert.equal(
-      await accountHadKeyAtClaim(stores.a.db, `cs_${randomUUID()}`),
-      false,
-      'an unclaimed session',
-    );
   });
 
   test('checkout sessions: a recorded session is known on every instance; recording it twice is harmless', async () => {
@@ -142,7 +125,7 @@ describeStoreContract('billing', (stores) => {
     assert.equal((await listAccountSubscriptions(stores.a.db, account.id))[0]?.status, 'active');
   });
 
-  test('subscriptions: writeAccountTier sets the tier, names its subscription, and links a customer only when given', async () => {
+  test('subscriptions: writeAccountTier sets the tier and names its subscription, never the customer', async () => {
     const account = await newAccount();
     const sub = {
       id: `sub_${account.id}`,
@@ -155,26 +138,17 @@ describeStoreContract('billing', (stores) => {
     };
     await writeSubscription(stores.a.db, sub);
     const [row] = await listAccountSubscriptions(stores.b.db, account.id);
-    await writeAccountTier(stores.b.db, account.id, {
-      tier: 'scale',
-      subscription: row,
-      customerId: 'cus_tier',
-    });
+    await writeAccountTier(stores.b.db, account.id, { tier: 'scale', subscription: row });
     let stored = await findAccountById(stores.a.db, account.id);
     assert.equal(stored?.tier, 'scale');
     assert.equal(stored?.subscription_id, sub.id);
     assert.equal(stored?.subscription_status, 'active');
     assert.equal(stored?.subscription_updated_at, 2_000);
-    assert.equal(stored?.billing_customer_id, 'cus_tier');
-    await writeAccountTier(stores.a.db, account.id, {
-      tier: 'free',
-      subscription: undefined,
-      customerId: null,
-    });
+    assert.equal(stored?.billing_customer_id, null, 'the customer is linked apart (linkBillingCustomer)');
+    await writeAccountTier(stores.a.db, account.id, { tier: 'free', subscription: undefined });
     stored = await findAccountById(stores.b.db, account.id);
     assert.equal(stored?.tier, 'free');
     assert.equal(stored?.subscription_id, null);
-    assert.equal(stored?.billing_customer_id, 'cus_tier', 'no customer given: the linked one stays');
   });
 
   test('subscriptions: subscriptions of one account applied at once on two instances settle on the one started last', async () => {
@@ -203,6 +177,49 @@ describeStoreContract('billing', (stores) => {
     assert.equal(row?.tier, tiers[(RACERS - 1) % 3]);
   });
 
+  test('checkout sessions: the owner recorded with a session is read on the other instance; none without a key', async () => {
+    const owner = await newAccount();
+    const withKey = sessionIdHash(`cs_${randomUUID()}`);
+    const withoutKey = sessionIdHash(`cs_${randomUUID()}`);
+    await race(stores, (s) => recordCheckoutSession(s.db, withKey, owner.id));
+    await recordCheckoutSession(stores.a.db, withoutKey);
+    assert.equal(await findCheckoutOwner(stores.b.db, withKey), owner.id);
+    assert.equal(await findCheckoutOwner(stores.b.db, withoutKey), null);
+    assert.equal(await findCheckoutOwner(stores.b.db, sessionIdHash('cs_never')), null);
+  });
+
+  test('operator tier: grantOperatorTier raced with a subscription applied on the other instance settles the highest', async () => {
+    const account = await newAccount();
+    await Promise.all([
+      grantOperatorTier(stores.a.db, account.id, 'growth'),
+      stores.ctxB.store.db.transaction().execute((trx) =>
+        applySubscriptionState(
+          trx,
+          stores.ctxB.log,
+          account,
+          {
+            id: `sub_${account.id}`,
+            customerId: '',
+            email: undefined,
+            status: 'active',
+            priceTier: 'starter',
+            started: 1_000,
+          },
+          2_000,
+        ),
+      ),
+    ]);
+    const stored = await findAccountById(stores.b.db, account.id);
+    assert.equal(stored?.operator_tier, 'growth');
+    assert.equal(stored?.tier, 'growth', 'the operator tier outranks the starter subscription');
+    await grantOperatorTier(stores.b.db, account.id, 'free');
+    assert.equal(
+      (await findAccountById(stores.a.db, account.id))?.tier,
+      'starter',
+      'falls back to the subscription',
+    );
+  });
+
   test('subscriptions: the account lock changes nothing on the account row', async () => {
     const account = await newAccount();
     await stores.a.db.transaction().execute((trx) => lockAccountForBilling(trx, account.id));
@@ -214,7 +231,7 @@ describeStoreContract('billing', (stores) => {
     const { sessionId } = await paidLocalCheckout(stores.ctxA, email);
     const results = await raceContexts(stores, (ctx) => claimSessionKey(billingDeps(ctx), sessionId));
     assert.equal(results.filter((r) => r.apiKey !== null).length, 1);
-    assert.ok(results.every((r) => r.tier === 'starter' && r.email === email));
+    assert.ok(results.every((r) => 'tier' in r && r.tier === 'starter' && r.email === email));
     const claims = await stores.a.db
       .selectFrom('checkout_claims')
       .select('account_id')
@@ -252,7 +269,8 @@ describeStoreContract('billing', (stores) => {
     const { id } = await provider.createCheckout({
       tier: 'growth',
       email: `${randomUUID()}@example.com`,
-      customerId: undefined,
+      owner: undefined,
+      notice: 'beside',
       successUrl: 'http://imgpipe.test/s/{CHECKOUT_SESSION_ID}',
       cancelUrl: 'http://imgpipe.test/pricing',
     });

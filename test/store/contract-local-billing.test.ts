@@ -64,6 +64,7 @@ describeStoreContract('local provider', (stores) => {
       status: 'open',
       subscription_id: null,
       created_at: T0,
+      notice: 'Runs beside any other plan.',
     };
     await insertLocalSession(stores.a.db, session);
     assert.deepEqual(await findLocalSession(stores.b.db, id), session);

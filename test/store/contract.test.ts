@@ -12,7 +12,7 @@ import {
   findOrCreateAccount,
   hasAnyAccount,
   normaliseEmail,
-  setAccountTier,
+  setOperatorTier,
 } from '../../src/store/accounts.ts';
 import {
   findActiveKeyOwner,
@@ -97,12 +97,16 @@ describeStoreContract('accounts, keys, usage', (stores) => {
     assert.equal(rows.length, 1);
   });
 
-  test('accounts: a tier set on one instance is read by the other; the creation tier is kept', async () => {
+  test('accounts: the creation tier is the operator tier and is kept; an operator tier set on one instance is read by the other', async () => {
     const account = await findOrCreateAccount(stores.a.db, `${randomUUID()}@example.com`, 'growth');
     assert.equal(account.tier, 'growth');
+    assert.equal(account.operator_tier, 'growth');
+    assert.equal(account.created_by_subscription, null);
     assert.equal((await findOrCreateAccount(stores.b.db, account.email, 'scale')).tier, 'growth');
-    await setAccountTier(stores.b.db, account.id, 'starter');
-    assert.equal((await findAccountById(stores.a.db, account.id))?.tier, 'starter');
+    await setOperatorTier(stores.b.db, account.id, 'starter');
+    const stored = await findAccountById(stores.a.db, account.id);
+    assert.equal(stored?.operator_tier, 'starter');
+    assert.equal(stored?.tier, 'growth', 'the tier in force is settled by the billing domain, not here');
     assert.equal(await findAccountById(stores.a.db, randomUUID()), undefined);
   });
 

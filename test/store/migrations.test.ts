@@ -95,7 +95,8 @@ for (const dialect of DIALECTS) {
       });
       await store.db
         .insertInto('accounts')
-        .values([account('paying', ['sub_paying', 'active', 1_700_000_000]), account('never', null)])
+        // Rows of the schema at 004, older than today's account type.
+        .values([account('paying', ['sub_paying', 'active', 1_700_000_000]), account('never', null)] as never)
         .execute();
       await migrateStore(store.db);
       assert.deepEqual(await store.db.selectFrom('subscriptions').selectAll().execute(), [
@@ -133,7 +134,7 @@ for (const dialect of DIALECTS) {
           email_key: 'a@example.com',
           tier: 'free',
           created_at: createdAt,
-        })
+        } as never)
         .execute();
       const held = [
         { id: 'r1', account_id: 'a', month: '2031-01', created_at: createdAt, instance_id: 'i1' },
@@ -145,6 +146,72 @@ for (const dialect of DIALECTS) {
         await store.db.selectFrom('quota_reservations').selectAll().orderBy('id').execute(),
         held,
       );
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`migration 010-plans-and-checkouts: ${dialect}`, { skip: skipReason(dialect) }, () => {
+    test('an operator-set tier becomes the operator tier; an account paying for two plans keeps the higher', async (t) => {
+      const database = await createTestDatabase(dialect);
+      t.after(() => database.drop());
+      const store = openStore(database.url, TEST_STORE_OPTIONS);
+      t.after(() => store.close());
+      const before = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
+        '009-quota-reservations-one-page',
+      );
+      assert.equal(before.error, undefined);
+      const createdAt = new Date().toISOString();
+      const account = (id: string, tier: string) => ({
+        id,
+        email: `${id}@example.com`,
+        email_key: `${id}@example.com`,
+        tier,
+        created_at: createdAt,
+      });
+      // Rows of the schema at 009, older than today's account type.
+      await store.db
+        .insertInto('accounts')
+        .values([
+          account('granted', 'scale'),
+          account('two-plans', 'scale'),
+          account('granted-above', 'scale'),
+          account('lowered', 'starter'),
+          account('free', 'free'),
+        ] as never)
+        .execute();
+      const sub = (id: string, accountId: string, tier: string, status = 'active') => ({
+        id,
+        account_id: accountId,
+        customer_id: `cus_${accountId}`,
+        tier,
+        status,
+        started_at: 1,
+        updated_at: 1,
+      });
+      await store.db
+        .insertInto('subscriptions')
+        .values([
+          sub('s1', 'two-plans', 'starter'),
+          sub('s2', 'two-plans', 'scale'),
+          sub('s3', 'granted-above', 'starter'),
+          sub('s4', 'lowered', 'growth'),
+          sub('s5', 'free', 'scale', 'canceled'),
+        ])
+        .execute();
+      await migrateStore(store.db);
+      const rows = await store.db
+        .selectFrom('accounts')
+        .select(['id', 'tier', 'operator_tier', 'created_by_subscription'])
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(rows, [
+        { id: 'free', tier: 'free', operator_tier: 'free', created_by_subscription: null },
+        { id: 'granted', tier: 'scale', operator_tier: 'scale', created_by_subscription: null },
+        { id: 'granted-above', tier: 'scale', operator_tier: 'scale', created_by_subscription: null },
+        { id: 'lowered', tier: 'growth', operator_tier: 'free', created_by_subscription: null },
+        { id: 'two-plans', tier: 'scale', operator_tier: 'free', created_by_subscription: null },
+      ]);
     });
   });
 }

@@ -5,10 +5,13 @@ import { parseCheckoutRequest } from '../helpers/body-schema.ts';
 import { escapeHtml } from '../../src/pages/layout.ts';
 import { stripeConnectionOptions } from '../../src/billing/stripe-provider.ts';
 import {
+  accountTier,
+  higherTier,
   isPaidTier,
   replacedSubscriptions,
   subscriptionInForce,
   tierForPriceId,
+  tierAfterCancel,
   tierForSubscription,
 } from '../../src/billing/tiers.ts';
 import { ApiError } from '../../src/errors.ts';
@@ -152,16 +155,16 @@ test('replacedSubscriptions: the other paying subscriptions that started no late
     held('sub_later', 'growth', 'active', 300),
   ];
   assert.deepEqual(
-    replacedSubscriptions(subs, { id: 'sub_new', started: 200, tier: 'scale' }).map((sub) => sub.id),
+    replacedSubscriptions(subs, { id: 'sub_new', started: 200 }).map((sub) => sub.id),
     ['sub_old', 'sub_same_second'],
   );
   assert.deepEqual(
-    replacedSubscriptions(subs, { id: 'sub_new', started: undefined, tier: 'scale' }).map((sub) => sub.id),
+    replacedSubscriptions(subs, { id: 'sub_new', started: undefined }).map((sub) => sub.id),
     ['sub_old', 'sub_same_second', 'sub_later'],
   );
 });
 
-test('replacedSubscriptions: a checkout replaces plans of its tier or lower, never a higher one', () => {
+test("replacedSubscriptions: an owner's plan change replaces every other paying plan, higher or lower", () => {
   const subs = [
     held('sub_scale', 'scale', 'active', 100),
     held('sub_growth', 'growth', 'active', 100),
@@ -169,11 +172,21 @@ test('replacedSubscriptions: a checkout replaces plans of its tier or lower, nev
     held('sub_unknown_price', null, 'active', 100),
   ];
   assert.deepEqual(
-    replacedSubscriptions(subs, { id: 'sub_new', started: 200, tier: 'growth' }).map((sub) => sub.id),
-    ['sub_growth', 'sub_starter', 'sub_unknown_price'],
+    replacedSubscriptions(subs, { id: 'sub_new', started: 200 }).map((sub) => sub.id),
+    ['sub_scale', 'sub_growth', 'sub_starter', 'sub_unknown_price'],
   );
-  assert.deepEqual(
-    replacedSubscriptions(subs, { id: 'sub_new', started: 200, tier: 'starter' }).map((sub) => sub.id),
-    ['sub_starter', 'sub_unknown_price'],
-  );
+});
+
+test('accountTier: the highest of the operator tier and the paying subscriptions; a cancel falls back to the highest left', () => {
+  const subs = [held('sub_scale', 'scale', 'active', 100), held('sub_starter', 'starter', 'active', 200)];
+  assert.equal(accountTier('free', subs), 'scale');
+  assert.equal(accountTier('free', []), 'free');
+  assert.equal(accountTier('growth', [held('sub_starter', 'starter', 'active', 1)]), 'growth');
+  assert.equal(accountTier('scale', [held('sub_starter', 'starter', 'active', 1)]), 'scale');
+  assert.equal(accountTier('free', [held('sub_x', 'scale', 'canceled', 1)]), 'free');
+  assert.equal(tierAfterCancel('free', subs, 'sub_scale'), 'starter');
+  assert.equal(tierAfterCancel('free', subs, 'sub_starter'), 'scale');
+  assert.equal(tierAfterCancel('growth', subs, 'sub_scale'), 'growth');
+  assert.equal(higherTier('starter', 'growth'), 'growth');
+  assert.equal(higherTier('unknown', 'free'), 'free');
 });

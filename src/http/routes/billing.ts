@@ -9,7 +9,8 @@ import { renderPricingPage } from '../../pages/pricing.ts';
 import type { AppContext } from '../../context.ts';
 import { invalidJson } from '../request-errors.ts';
 import { SESSION_KEY_PAGE } from '../../pages/session-key.ts';
-import { accountOf, requireApiKey } from '../auth.ts';
+import { accountOf, authenticateApiKey, requireApiKey } from '../auth.ts';
+import { parseBearerToken } from '../../accounts/api-key.ts';
 import { success, BEARER, errorAnswers } from '../openapi.ts';
 import {
   CHECKOUT_FIELD_CODES,
@@ -23,13 +24,14 @@ const CHECKOUT_SCHEMA = {
   tags: ['Billing'],
   summary: 'Start a hosted checkout for a paid tier',
   description:
-    'A JSON body answers {url}; an HTML form post (the pricing page) is sent on to the checkout (303).',
+    "A JSON body answers {url}; an HTML form post (the pricing page) is sent on to the checkout (303). With the account's key (Authorization: Bearer, optional) the checkout is the owner's plan change: once paid it replaces the account's other subscriptions; the e-mail must be the key's account's. Without it, the subscription runs beside any other and cancels nothing.",
   body: checkoutBodySchema,
   response: {
     ...success(200, 'The hosted checkout address.', urlResponseSchema),
     ...errorAnswers([
       'invalid_tier',
       'invalid_request',
+      'invalid_api_key',
       'rate_limited',
       'provider_unavailable',
       'store_unavailable',
@@ -45,7 +47,7 @@ const SESSION_KEY_SCHEMA = {
   response: {
     ...success(
       200,
-      'JSON for API clients: apiKey, or null (the account already has a key, or this key was already shown). A browser (Accept: text/html) gets a page that shows the key once with a copy button.',
+      'JSON for API clients: apiKey, for an account this checkout created, once; null on every later call, and for an account that existed before the checkout (whose address is mailed a key link; the answer then carries nothing about the account). A browser (Accept: text/html) gets a page that shows the key once with a copy button.',
       sessionKeyResponseSchema,
     ),
     ...errorAnswers(['session_not_found', 'payment_incomplete', 'provider_unavailable', 'store_unavailable']),
@@ -66,7 +68,16 @@ import { prefersHtml } from '../verify-page.ts';
 import { sessionNotFound } from '../../billing/errors.ts';
 
 export function billingDeps(ctx: AppContext): CheckoutDeps {
-  return { db: ctx.store.db, provider: ctx.billing, log: ctx.log, config: ctx.config };
+  return { db: ctx.store.db, provider: ctx.billing, log: ctx.log, config: ctx.config, mailer: ctx.mailer };
+}
+
+/**
+ * The account whose key a checkout was started with: none without a Bearer header (any other Authorization
+ * header is not a key either); a Bearer key that authenticates no account is 401 invalid_api_key, as everywhere.
+ */
+async function checkoutOwner(ctx: AppContext, header: string | undefined) {
+  if (parseBearerToken(header) === undefined) return undefined;
+  return authenticateApiKey(ctx, header);
 }
 
 const MAX_SESSION_ID_LENGTH = 255;
@@ -94,9 +105,10 @@ export async function billingRoutes(scope: FastifyInstance, { ctx }: { ctx: AppC
     { config: { fieldCodes: CHECKOUT_FIELD_CODES }, schema: CHECKOUT_SCHEMA },
     async (request, reply) => {
       const { tier, email } = request.body;
-      // Counted once the body is valid: what the limit protects is provider customers created with its e-mail.
+      const owner = await checkoutOwner(ctx, request.headers.authorization);
+      // Counted once the body is valid: what the limit protects is provider sessions started with its e-mail.
       await checkCheckoutRate(ctx.store.db, request.ip, rule);
-      const { url } = await startCheckout(deps, tier, email);
+      const { url } = await startCheckout(deps, tier, email, owner);
       // A browser form (the pricing page) is sent on to the checkout; API clients get the URL as JSON.
       if (request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
         return reply.redirect(url, 303);

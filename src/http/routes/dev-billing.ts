@@ -11,11 +11,35 @@ import type { AppContext } from '../../context.ts';
 import { billingDeps } from './billing.ts';
 import { invalidTier, portalSessionNotFound, sessionNotFound } from '../../billing/errors.ts';
 import { renderLocalCheckoutPage, renderLocalPortalPage } from '../../pages/dev-billing.ts';
+import { findAccountByCustomerId } from '../../store/billing.ts';
+import { findAccountByEmail } from '../../store/accounts.ts';
+import type { Db } from '../../store/schema.ts';
+import type { LocalPortalView } from '../../billing/provider.ts';
+
+/**
+ * The account the portal's customer pays for (its linked customer, else its e-mail's): the page says which
+ * plan the account keeps, its operator's tier counted.
+ */
+async function portalAccount(db: Db, view: LocalPortalView) {
+  const account =
+    (await findAccountByCustomerId(db, view.customerId)) ?? (await findAccountByEmail(db, view.email));
+  return { tier: account?.tier ?? view.tier, operatorTier: account?.operator_tier ?? 'free' };
+}
 
 // Pages of the local provider only, kept out of the document; asTier decides what a tier field holds.
 const ID = { hide: true, params: z.object({ id: z.string() }) };
 const TOKEN = { hide: true, params: z.object({ token: z.string() }) };
-const PORTAL = { ...TOKEN, querystring: z.object({ changed: z.unknown().optional() }) };
+const PORTAL = {
+  ...TOKEN,
+  querystring: z.object({ changed: z.unknown().optional(), cancelled: z.unknown().optional() }),
+};
+const CANCEL_FORM = {
+  ...TOKEN,
+  body: z.preprocess(
+    (b) => (b !== null && typeof b === 'object' ? b : {}),
+    z.object({ subscription: z.unknown().optional() }),
+  ),
+};
 const TIER_FORM = {
   ...TOKEN,
   body: z.preprocess(
@@ -55,10 +79,26 @@ export async function devBillingRoutes(
   app.get('/dev/billing/portal/:token', { schema: PORTAL }, async (request, reply) => {
     const view = await provider.describePortal(request.params.token);
     if (!view) throw portalSessionNotFound();
-    const changed = asTier(request.query.changed);
+    const account = await portalAccount(ctx.store.db, view);
+    const after = {
+      changed: asTier(request.query.changed),
+      cancelled: asTier(request.query.cancelled),
+    };
     return reply
       .type('text/html; charset=utf-8')
-      .send(renderLocalPortalPage(request.params.token, view, ctx.config.quotas, changed));
+      .send(renderLocalPortalPage(request.params.token, view, account, ctx.config.quotas, after));
+  });
+
+  app.post('/dev/billing/portal/:token/cancel', { schema: CANCEL_FORM }, async (request, reply) => {
+    const { token } = request.params;
+    const { subscription } = request.body;
+    const view = await provider.describePortal(token);
+    if (!view) throw portalSessionNotFound();
+    const cancelled = view.subscriptions.find((sub) => sub.id === subscription);
+    if (cancelled) await deliver(await provider.cancelFromPortal(token, cancelled.id));
+    // The page then says which plan was cancelled and which remains (Post/Redirect/Get).
+    const query = cancelled ? `?cancelled=${cancelled.tier}` : '';
+    return reply.redirect(`/dev/billing/portal/${encodeURIComponent(token)}${query}`, 303);
   });
 
   app.post('/dev/billing/portal/:token/tier', { schema: TIER_FORM }, async (request, reply) => {

@@ -9,6 +9,7 @@ import * as m006 from './006-subscriptions.ts';
 import * as m007 from './007-delivery.ts';
 import * as m008 from './008-instances.ts';
 import * as m009 from './009-quota-reservations-one-page.ts';
+import * as m010 from './010-plans-and-checkouts.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '007-delivery': m007,
   '008-instances': m008,
   '009-quota-reservations-one-page': m009,
+  '010-plans-and-checkouts': m010,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */
