@@ -24,7 +24,8 @@ export interface BillingHarness extends TestApp {
   provider: ProviderName;
   /** Only on the Stripe harness. */
   stub: StripeStub | undefined;
-  checkout(tier: string, email: string): Promise<{ url: string; sessionId: string }>;
+  /** Starts a checkout; with `key`, as the owner (Authorization: Bearer), else as anyone with the e-mail. */
+  checkout(tier: string, email: string, key?: string): Promise<{ url: string; sessionId: string }>;
   /** The buyer pays at the hosted page; the provider's events are delivered (Stripe: unless told not to). */
   pay(sessionId: string, options?: { deliverEvents?: boolean }): Promise<void>;
   /** A subscription change made in the customer portal of the key's account (`free` cancels). */
@@ -55,8 +56,13 @@ export async function billingHarness(
     assert.equal(res.statusCode, 200, res.body);
   };
 
-  const checkout = async (tier: string, email: string) => {
-    const res = await app.inject({ method: 'POST', url: '/v1/billing/checkout', payload: { tier, email } });
+  const checkout = async (tier: string, email: string, key?: string) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/billing/checkout',
+      payload: { tier, email },
+      headers: key ? { authorization: `Bearer ${key}` } : {},
+    });
     assert.equal(res.statusCode, 200, res.body);
     const url = res.json<{ url: string }>().url;
     return { url, sessionId: url.split('/').pop() as string };

@@ -103,6 +103,12 @@ export async function startStripeStub(): Promise<StripeStub> {
     completeSession(sessionId) {
       const session = stub.sessions.get(sessionId);
       if (!session) throw new Error(`stub: no session ${sessionId}`);
+      // Paid without a customer (customer_email): Stripe makes one for the session, as in subscription mode.
+      if (!session.customer) {
+        const customer = { id: newId('cus'), object: 'customer', email: session.customer_email, metadata: {} };
+        stub.customers.push(customer);
+        session.customer = customer.id;
+      }
       const lineItems = session.line_items as { price: string }[];
       const subData = (session.subscription_data ?? {}) as { metadata?: Record<string, string> };
       const subscription = newSubscription(session.customer as string, lineItems[0]!.price, now());
@@ -157,7 +163,8 @@ export async function startStripeStub(): Promise<StripeStub> {
       return send(res, 200, { object: 'search_result', url: '/v1/customers/search', has_more: false, data });
     }
     if (route === 'POST /v1/checkout/sessions') {
-      if (!stub.customers.some((c) => c.id === body.customer))
+      // Like Stripe: an existing customer, or none (customer_email; a customer is made when it is paid).
+      if (body.customer !== undefined && !stub.customers.some((c) => c.id === body.customer))
         return missing(res, 'customer', String(body.customer));
       const id = newId('cs');
       const session = {
@@ -166,6 +173,8 @@ export async function startStripeStub(): Promise<StripeStub> {
         object: 'checkout.session',
         status: 'open',
         payment_status: 'unpaid',
+        customer: body.customer ?? null,
+        customer_email: body.customer_email ?? null,
         subscription: null,
         created: now(),
         url: `https://checkout.stripe.test/c/pay/${id}`,

@@ -39,11 +39,47 @@ for (const provider of PROVIDERS) {
       }
     });
 
-    test('customer reuse: checkouts of one e-mail (any case) share one provider customer', async (t) => {
+    test("customer reuse: the owner's checkouts (any case) open on the account's provider customer", async (t) => {
       const h = await billingHarness(t, provider);
-      await h.checkout('starter', 'Reuse@Example.com');
-      await h.checkout('growth', 'reuse@example.com');
-      assert.equal(await h.customerCount('reuse@example.com'), 1);
+      const first = await h.checkout('starter', 'Reuse@Example.com');
+      await h.pay(first.sessionId);
+      const key = (await h.app.inject({ method: 'GET', url: `/v1/billing/session/${first.sessionId}/key` })).json()
+        .apiKey as string;
+      const linked = (await h.ctx.store.db
+        .selectFrom('accounts')
+        .select('billing_customer_id')
+        .where('email_key', '=', 'reuse@example.com')
+        .executeTakeFirstOrThrow()).billing_customer_id;
+      assert.ok(linked);
+      const second = await h.checkout('growth', 'reuse@example.com', key);
+      assert.equal((await h.ctx.billing.retrieveCheckout(second.sessionId))?.customerId, linked);
+    });
+
+    test("checkout with a key: a key of another account's e-mail is 400, an unknown key 401 invalid_api_key", async (t) => {
+      const h = await billingHarness(t, provider);
+      const other = await h.app.inject({
+        method: 'POST',
+        url: '/v1/billing/checkout',
+        headers: h.auth,
+        payload: { tier: 'starter', email: 'someone-else@example.com' },
+      });
+      assert.equal(other.statusCode, 400);
+      assert.equal(other.json().error.code, 'invalid_request');
+      const unknown = await h.app.inject({
+        method: 'POST',
+        url: '/v1/billing/checkout',
+        headers: { authorization: 'Bearer imgp_00000000000000000000000000000000' },
+        payload: { tier: 'starter', email: 'user@example.com' },
+      });
+      assert.equal(unknown.statusCode, 401);
+      assert.equal(unknown.json().error.code, 'invalid_api_key');
+      const notBearer = await h.app.inject({
+        method: 'POST',
+        url: '/v1/billing/checkout',
+        headers: { authorization: 'Basic dXNlcjpwYXNz' },
+        payload: { tier: 'starter', email: 'user@example.com' },
+      });
+      assert.equal(notBearer.statusCode, 200, 'any other Authorization is no key: a checkout without one');
     });
 
     test('session_not_found: an unknown session is 404', async (t) => {

@@ -76,7 +76,7 @@ test('local provider: checkout → pay → key once → null → portal → upgr
   assert.match(portalPage.body, /Current plan: <strong id="tier">starter/);
   assert.match(portalPage.body, /Upgrade to growth/);
   assert.match(portalPage.body, /Upgrade to scale/);
-  assert.match(portalPage.body, /name="tier" value="free"/);
+  assert.match(portalPage.body, /name="subscription" value="sub_local_/);
   assert.match(portalPage.body, /<a href="\/pricing">/);
   assertSelfContained(portalPage.body);
 
@@ -112,7 +112,7 @@ test('local portal: Cancel is a danger button behind a confirmation, apart from 
   const page = (await h.app.inject({ method: 'GET', url: path })).body;
   assert.match(
     page,
-    /<form method="post" action="[^"]+\/tier" data-confirm="Cancel the starter subscription\?[^"]*"><input type="hidden" name="tier" value="free"><button type="submit" class="danger">Cancel subscription<\/button><\/form>/,
+    /<form method="post" action="[^"]+\/cancel" data-confirm="Cancel the starter subscription\? Your plan is then free \(1,000 images \/ month\), at once\."><input type="hidden" name="subscription" value="sub_local_[0-9a-f]+"><button type="submit" class="danger">Cancel starter<\/button><\/form>/,
   );
   assert.match(page, /<script src="\/assets\/portal\.js" type="module"><\/script>/);
   const script = await h.app.inject({ method: 'GET', url: '/assets/portal.js' });

@@ -14,28 +14,39 @@ import { signedEvent, STUB_PRICES } from '../helpers/stripe-stub.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 
-test('checkout: subscription mode, the tier price, the e-mail customer and the session success URL', async (t) => {
+test('checkout: subscription mode, the tier price, customer_email without a customer, the notice and the success URL', async (t) => {
   const h = await billingHarness(t, 'stripe');
   const { sessionId } = await h.checkout('growth', 'params@example.com');
+  // What the real SDK sent, as the stub decoded it.
   const session = h.stub!.sessions.get(sessionId)!;
   assert.equal(session.mode, 'subscription');
   assert.deepEqual(session.line_items, [{ price: STUB_PRICES.growth, quantity: '1' }]);
   assert.equal(session.success_url, `${PUBLIC_BASE_URL}/v1/billing/session/{CHECKOUT_SESSION_ID}/key`);
-  const customer = h.stub!.customers.find((c) => c.id === session.customer);
-  assert.equal(customer?.email, 'params@example.com');
+  assert.equal(session.customer, null);
+  assert.equal(session.customer_email, 'params@example.com');
+  assert.match(
+    (session.custom_text as { submit: { message: string } }).submit.message,
+    /added beside it: nothing is cancelled/,
+  );
 });
 
-test('customer reuse: an existing Stripe customer of the e-mail is used, not duplicated', async (t) => {
+test("saved payment methods: a checkout without the key never opens on the account's customer (Checkout would show its saved cards)", async (t) => {
   const h = await billingHarness(t, 'stripe');
-  h.stub!.customers.push({
-    id: 'cus_existing',
-    object: 'customer',
-    email: 'known@example.com',
-    metadata: {},
-  });
-  const { sessionId } = await h.checkout('starter', 'known@example.com');
-  assert.equal(h.stub!.sessions.get(sessionId)!.customer, 'cus_existing');
-  assert.equal(await h.customerCount('known@example.com'), 1);
+  const owner = await stripeSubscriber(h, 'saved-cards@example.com');
+  h.stub!.customers.push({ id: 'cus_other', object: 'customer', email: 'saved-cards@example.com', metadata: {} });
+  const stranger = await h.checkout('growth', 'saved-cards@example.com');
+  const sent = h.stub!.sessions.get(stranger.sessionId)!;
+  assert.equal(sent.customer, null, 'no customer parameter: Stripe shows no saved payment method');
+  assert.equal(sent.customer_email, 'saved-cards@example.com');
+  assert.equal(sent.saved_payment_method_options, undefined);
+  const own = await h.checkout('growth', 'saved-cards@example.com', owner.key);
+  const ownSent = h.stub!.sessions.get(own.sessionId)!;
+  assert.equal(ownSent.customer, owner.customer, "the owner's plan change opens on the account's customer");
+  assert.equal(ownSent.customer_email, null);
+  assert.match(
+    (ownSent.custom_text as { submit: { message: string } }).submit.message,
+    /replaces your current starter subscription/,
+  );
 });
 
 test('paid session before the webhook arrives: the key call provisions the account and tier', async (t) => {
