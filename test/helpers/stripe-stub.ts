@@ -105,7 +105,12 @@ export async function startStripeStub(): Promise<StripeStub> {
       if (!session) throw new Error(`stub: no session ${sessionId}`);
       // Paid without a customer (customer_email): Stripe makes one for the session, as in subscription mode.
       if (!session.customer) {
-        const customer = { id: newId('cus'), object: 'customer', email: session.customer_email, metadata: {} };
+        const customer = {
+          id: newId('cus'),
+          object: 'customer',
+          email: session.customer_email,
+          metadata: {},
+        };
         stub.customers.push(customer);
         session.customer = customer.id;
       }

@@ -43,13 +43,16 @@ for (const provider of PROVIDERS) {
       const h = await billingHarness(t, provider);
       const first = await h.checkout('starter', 'Reuse@Example.com');
       await h.pay(first.sessionId);
-      const key = (await h.app.inject({ method: 'GET', url: `/v1/billing/session/${first.sessionId}/key` })).json()
-        .apiKey as string;
-      const linked = (await h.ctx.store.db
-        .selectFrom('accounts')
-        .select('billing_customer_id')
-        .where('email_key', '=', 'reuse@example.com')
-        .executeTakeFirstOrThrow()).billing_customer_id;
+      const key = (
+        await h.app.inject({ method: 'GET', url: `/v1/billing/session/${first.sessionId}/key` })
+      ).json().apiKey as string;
+      const linked = (
+        await h.ctx.store.db
+          .selectFrom('accounts')
+          .select('billing_customer_id')
+          .where('email_key', '=', 'reuse@example.com')
+          .executeTakeFirstOrThrow()
+      ).billing_customer_id;
       assert.ok(linked);
       const second = await h.checkout('growth', 'reuse@example.com', key);
       assert.equal((await h.ctx.billing.retrieveCheckout(second.sessionId))?.customerId, linked);

@@ -33,7 +33,12 @@ test('checkout: subscription mode, the tier price, customer_email without a cust
 test("saved payment methods: a checkout without the key never opens on the account's customer (Checkout would show its saved cards)", async (t) => {
   const h = await billingHarness(t, 'stripe');
   const owner = await stripeSubscriber(h, 'saved-cards@example.com');
-  h.stub!.customers.push({ id: 'cus_other', object: 'customer', email: 'saved-cards@example.com', metadata: {} });
+  h.stub!.customers.push({
+    id: 'cus_other',
+    object: 'customer',
+    email: 'saved-cards@example.com',
+    metadata: {},
+  });
   const stranger = await h.checkout('growth', 'saved-cards@example.com');
   const sent = h.stub!.sessions.get(stranger.sessionId)!;
   assert.equal(sent.customer, null, 'no customer parameter: Stripe shows no saved payment method');
