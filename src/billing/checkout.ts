@@ -33,6 +33,7 @@ import { listAccountSubscriptions, type Subscription } from '../store/subscripti
 import { PAID_TIERS } from '../config.ts';
 import type { CheckoutSessionState, SubscriptionState } from './provider.ts';
 import { sessionIdHash } from './session-id.ts';
+import { openAccountPortal } from './portal.ts';
 import { isPaidTier, PAYING_STATUSES, subscriptionInForce, type PaidTier } from './tiers.ts';
 
 export type CheckoutDeps = BillingDeps;
@@ -178,18 +179,20 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
 }
 
 /**
- * A portal session for the account's provider customer; an account whose subscriptions were all bought without
- * its key has none of its own, and opens the customer of its subscription in force. 409 no_billing_account when
- * it never bought.
+ * The portal of the account; 409 no_billing_account when it never bought. A provider whose pages this service
+ * hosts (local) keeps one customer per e-mail, so its portal of the account's customer (else the customer of its
+ * subscription in force) lists every subscription. Otherwise (Stripe) a checkout without the key pays on a
+ * customer of its own, so the service's own portal lists them all (billing/portal.ts).
  */
 export async function openPortal(deps: CheckoutDeps, accountId: string): Promise<{ url: string }> {
   if (!deps.provider.paidTiers) throw providerUnavailable(PAID_TIERS_OFF);
   const account = await findAccountById(deps.db, accountId);
-  const customerId =
-    account?.billing_customer_id ??
-    (account && subscriptionInForce(await listAccountSubscriptions(deps.db, account.id))?.customer_id);
-  if (!customerId) {
+  const subs = account ? await listAccountSubscriptions(deps.db, account.id) : [];
+  const customerId = account?.billing_customer_id ?? subscriptionInForce(subs)?.customer_id;
+  if (!account || (!customerId && subs.length === 0)) {
     throw noBillingAccount(pricingUrl(deps));
   }
+  if (!deps.provider.hostedPages) return openAccountPortal(deps, account.id);
+  if (!customerId) throw noBillingAccount(pricingUrl(deps));
   return deps.provider.createPortal(customerId, pricingUrl(deps));
 }

@@ -1,8 +1,8 @@
 // HTML of the local provider's checkout and portal pages: plain forms that work without scripts; the portal's
 // /assets/portal.js only asks before a cancellation, saying which plan remains.
 import type { LocalCheckoutView, LocalPortalView } from '../billing/provider.ts';
-import { isTier, PAID_TIERS, TIERS, type Tier } from '../config.ts';
-import { tierAfterCancel } from '../billing/tiers.ts';
+import { PAID_TIERS, TIERS, type Tier } from '../config.ts';
+import { cancelledMessage, renderSubscriptionList, shownTier } from './subscriptions.ts';
 import { escapeHtml, formatCount, sitePage } from './layout.ts';
 
 const rank = (tier: Tier) => TIERS.indexOf(tier);
@@ -53,20 +53,14 @@ function outcomeMessage(
   account: PortalAccount,
   quotas: Record<Tier, number>,
 ): string {
-  const now = isTier(account.tier) ? account.tier : 'free';
-  let text = '';
-  if (after.cancelled !== undefined) {
-    text = `The ${after.cancelled} subscription is cancelled. Your plan is now ${now} (${formatCount(quotas[now])} images / month).`;
-  } else if (after.changed !== undefined && after.changed === inForce) {
-    text =
-      after.changed === 'free'
-        ? `Your subscription is cancelled: the account is on the ${now} plan from now on.`
-        : `Done: your plan is now ${after.changed} (${formatCount(quotas[after.changed])} images / month), for your API key at once.`;
-  }
-  return text ? `<p id="changed" class="status ok" role="status">${escapeHtml(text)}</p>` : '';
+  if (after.cancelled !== undefined) return cancelledMessage(after.cancelled, account.tier, quotas);
+  if (after.changed === undefined || after.changed !== inForce) return '';
+  const text =
+    after.changed === 'free'
+      ? `Your subscription is cancelled: the account is on the ${shownTier(account.tier)} plan from now on.`
+      : `Done: your plan is now ${after.changed} (${formatCount(quotas[after.changed])} images / month), for your API key at once.`;
+  return `<p id="changed" class="status ok" role="status">${escapeHtml(text)}</p>`;
 }
-
-const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
 
 export function renderLocalPortalPage(
   token: string,
@@ -84,28 +78,14 @@ export function renderLocalPortalPage(
       `<button type="submit" class="secondary">${rank(tier) > rank(view.tier) ? 'Upgrade' : 'Downgrade'} to ${tier} (${formatCount(quotas[tier])} images / month)</button>`,
     ),
   );
-  const held = view.subscriptions.map((sub) => ({
-    id: sub.id,
-    status: 'active',
-    tier: sub.tier,
-    started_at: sub.started,
-  }));
-  const rows = view.subscriptions.map((sub, i) => {
-    const remains = tierAfterCancel(account.operatorTier, held, sub.id);
-    const confirm = `Cancel the ${sub.tier} subscription? Your plan is then ${remains} (${formatCount(quotas[remains])} images / month), at once.`;
-    return `<li class="subscription" data-tier="${sub.tier}"><div><strong>${escapeHtml(sub.tier)}</strong> · ${formatCount(quotas[sub.tier])} images / month · since ${day(sub.started)}${i === 0 ? ' · <span class="note">plan changes apply to this one</span>' : ''}</div>
-<div class="note">Cancelling it leaves the ${remains} plan.</div>
-<form method="post" action="${base}/cancel" data-confirm="${escapeHtml(confirm)}"><input type="hidden" name="subscription" value="${escapeHtml(sub.id)}"><button type="submit" class="danger">Cancel ${escapeHtml(sub.tier)}</button></form></li>`;
+  const subscriptions = renderSubscriptionList({
+    subscriptions: view.subscriptions,
+    operatorTier: account.operatorTier,
+    quotas,
+    cancelAction: `${base}/cancel`,
+    firstNote: 'plan changes apply to this one',
   });
-  const subscriptions = rows.length
-    ? `<section class="panel" id="subscriptions"><h2>Your subscriptions (${rows.length})</h2>
-<p>Every subscription you pay for, each with its own cancel. Your plan is the highest of them${account.operatorTier !== 'free' ? ` and the ${escapeHtml(account.operatorTier)} tier your operator gave the account` : ''}.</p>
-<ul class="subscriptions">
-${rows.join('\n')}
-</ul>
-</section>`
-    : '';
-  const now = isTier(account.tier) ? account.tier : 'free';
+  const now = shownTier(account.tier);
   return devPage(
     'Customer portal',
     `<h1>Customer portal</h1>

@@ -176,6 +176,13 @@ export interface LocalPortalSessionTable {
   expires_at: number;
 }
 
+/** A page of the service's own portal: the account it shows, until expires_at (ISO time). */
+export interface PortalSessionTable {
+  token_hash: string;
+  account_id: string;
+  expires_at: string;
+}
+
 /** Signed delivery URLs of one account (issue 26): the signing secret and the origins its URLs may fetch. */
 export interface DeliverySettingsTable {
   account_id: string;
@@ -210,6 +217,7 @@ export interface Database {
   local_checkout_sessions: LocalCheckoutSessionTable;
   local_subscriptions: LocalSubscriptionTable;
   local_portal_sessions: LocalPortalSessionTable;
+  portal_sessions: PortalSessionTable;
   quota_reservations: QuotaReservationTable;
   mail_outbox: MailOutboxTable;
   instances: InstanceTable;

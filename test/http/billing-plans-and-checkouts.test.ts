@@ -184,5 +184,84 @@ for (const provider of PROVIDERS) {
       assert.equal(again.reason, 'already_shown');
       assert.equal((await mailsTo(h, sink, 'brand-new@example.com')).length, 0);
     });
+
+    test('the portal lists every paying subscription with its own cancel, which says the plan that remains', async (t) => {
+      const { h } = await harness(t, provider);
+      const { sessionId } = await h.checkout('scale', 'both-listed@example.com');
+      await h.pay(sessionId);
+      const key = (await requestSessionKey(h, sessionId)).json().apiKey as string;
+      await strangerBuys(h, 'starter', 'both-listed@example.com');
+      const portal = await h.app.inject({
+        method: 'POST',
+        url: '/v1/billing/portal',
+        headers: { authorization: `Bearer ${key}` },
+      });
+      assert.equal(portal.statusCode, 200, portal.body);
+      const path = new URL(portal.json().url as string).pathname;
+      if (provider === 'stripe') assert.match(path, /^\/billing\/portal\/[A-Za-z0-9_-]+$/);
+      const page = (await h.app.inject({ method: 'GET', url: path })).body;
+      assert.equal(page.match(/<li class="subscription"/g)?.length, 2);
+      assert.match(
+        page,
+        /data-confirm="Cancel the scale subscription\? Your plan is then starter \(5,000 images/,
+      );
+      assert.match(
+        page,
+        /data-confirm="Cancel the starter subscription\? Your plan is then scale \(100,000 images/,
+      );
+      const starter =
+        /name="subscription" value="([^"]+)"><button type="submit" class="danger">Cancel starter/.exec(
+          page,
+        )![1]!;
+      const cancel = await h.app.inject({
+        method: 'POST',
+        url: `${path}/cancel`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `subscription=${encodeURIComponent(starter)}`,
+      });
+      assert.equal(cancel.statusCode, 303);
+      const after = (await h.app.inject({ method: 'GET', url: cancel.headers.location as string })).body;
+      assert.match(
+        after,
+        /The starter subscription is cancelled\. Your plan is now scale \(100,000 images \/ month\)/,
+      );
+      assert.equal(after.match(/<li class="subscription"/g)?.length, 1);
+      assert.deepEqual(await activeTiers(h, 'both-listed@example.com'), ['scale']);
+      assert.equal(await tierOf(h, 'both-listed@example.com'), 'scale');
+    });
   });
 }
+
+test("Stripe portal: each subscription's card and invoices open Stripe's portal of the customer that holds it", async (t) => {
+  const { h } = await harness(t, 'stripe');
+  const { sessionId } = await h.checkout('growth', 'cards@example.com');
+  await h.pay(sessionId);
+  const key = (await requestSessionKey(h, sessionId)).json().apiKey as string;
+  await strangerBuys(h, 'starter', 'cards@example.com');
+  const portal = await h.app.inject({
+    method: 'POST',
+    url: '/v1/billing/portal',
+    headers: { authorization: `Bearer ${key}` },
+  });
+  const path = new URL(portal.json().url as string).pathname;
+  const page = (await h.app.inject({ method: 'GET', url: path })).body;
+  const ids = [
+    ...page.matchAll(/action="[^"]+\/manage"><input type="hidden" name="subscription" value="([^"]+)"/g),
+  ].map((m) => m[1]!);
+  assert.equal(ids.length, 2);
+  const customers = new Set<string>();
+  for (const id of ids) {
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `${path}/manage`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `subscription=${encodeURIComponent(id)}`,
+    });
+    assert.equal(res.statusCode, 303);
+    assert.match(res.headers.location as string, /^https:\/\/billing\.stripe\.test\/p\/session\//);
+    customers.add(h.stub!.subscriptions.get(id)!.customer);
+  }
+  assert.equal(customers.size, 2, "the stranger's subscription is on a customer of its own");
+  const unknown = await h.app.inject({ method: 'GET', url: '/billing/portal/not-a-token' });
+  assert.equal(unknown.statusCode, 404);
+});

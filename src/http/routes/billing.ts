@@ -6,6 +6,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { claimSessionKey, openPortal, startCheckout, type CheckoutDeps } from '../../billing/checkout.ts';
 import { renderPricingPage } from '../../pages/pricing.ts';
+import { renderAccountPortalPage } from '../../pages/account-portal.ts';
+import { cancelFromAccountPortal, describeAccountPortal, providerPortalFor } from '../../billing/portal.ts';
+import { isTier } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import { invalidJson } from '../request-errors.ts';
 import { SESSION_KEY_PAGE } from '../../pages/session-key.ts';
@@ -63,6 +66,20 @@ const PORTAL_SCHEMA = {
     ...success(200, 'The portal session address.', urlResponseSchema),
     ...errorAnswers(['no_billing_account', 'provider_unavailable', 'store_unavailable'], { auth: true }),
   },
+};
+const PORTAL_TOKEN = z.object({ token: z.string() });
+const PORTAL_PAGE = {
+  hide: true,
+  params: PORTAL_TOKEN,
+  querystring: z.object({ cancelled: z.unknown().optional() }),
+};
+const PORTAL_FORM = {
+  hide: true,
+  params: PORTAL_TOKEN,
+  body: z.preprocess(
+    (b) => (b !== null && typeof b === 'object' ? b : {}),
+    z.object({ subscription: z.unknown().optional() }),
+  ),
 };
 import { prefersHtml } from '../verify-page.ts';
 import { sessionNotFound } from '../../billing/errors.ts';
@@ -133,6 +150,32 @@ export async function billingRoutes(scope: FastifyInstance, { ctx }: { ctx: AppC
   app.post('/v1/billing/portal', { onRequest: requireApiKey(ctx), schema: PORTAL_SCHEMA }, async (request) =>
     openPortal(deps, accountOf(request).accountId),
   );
+
+  // The service's own portal (billing/portal.ts): hosted here for a provider that hosts no pages of ours.
+  app.get('/billing/portal/:token', { schema: PORTAL_PAGE }, async (request, reply) => {
+    const { token } = request.params;
+    const view = await describeAccountPortal(deps, token);
+    const cancelled = isTier(request.query.cancelled) ? request.query.cancelled : undefined;
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('Cache-Control', 'no-store')
+      .header('Referrer-Policy', 'no-referrer')
+      .send(renderAccountPortalPage(token, view, ctx.config.quotas, cancelled));
+  });
+
+  app.post('/billing/portal/:token/cancel', { schema: PORTAL_FORM }, async (request, reply) => {
+    const { token } = request.params;
+    const tier = await cancelFromAccountPortal(deps, token, request.body.subscription);
+    // The page then says which plan was cancelled and which remains (Post/Redirect/Get).
+    const query = tier ? `?cancelled=${tier}` : '';
+    return reply.redirect(`/billing/portal/${encodeURIComponent(token)}${query}`, 303);
+  });
+
+  app.post('/billing/portal/:token/manage', { schema: PORTAL_FORM }, async (request, reply) => {
+    const { token } = request.params;
+    const portal = await providerPortalFor(deps, token, request.body.subscription);
+    return reply.redirect(portal?.url ?? `/billing/portal/${encodeURIComponent(token)}`, 303);
+  });
 
   app.get('/pricing', async (_request, reply) => {
     const prices = await ctx.billing.displayPrices();

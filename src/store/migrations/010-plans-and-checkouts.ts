@@ -14,7 +14,8 @@ const PAYING = sql`('active', 'trialing', 'past_due')`;
  * names the subscription whose paid checkout created it (`created_by_subscription`): only that checkout's key
  * page may show its key. A checkout started with the account's key names that account (`owner_account_id`):
  * only such a checkout replaces the account's other subscriptions. The local provider's sessions keep the words
- * their checkout page shows before payment (`notice`).
+ * their checkout page shows before payment (`notice`). `portal_sessions` are the service's own portal pages (an
+ * account's every subscription, whichever provider customer holds it), by the SHA-256 of their token.
  *
  * Existing data: an account's tier above the highest of its paying subscriptions (or with none) was set by an
  * operator and becomes its operator tier; every other account's operator tier is free. The tier is then raised to
@@ -28,6 +29,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('accounts').addColumn('created_by_subscription', 'text').execute();
   await db.schema.alterTable('checkout_sessions').addColumn('owner_account_id', 'text').execute();
   await db.schema.alterTable('local_checkout_sessions').addColumn('notice', 'text').execute();
+  await db.schema
+    .createTable('portal_sessions')
+    .addColumn('token_hash', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('expires_at', 'text', (c) => c.notNull())
+    .execute();
 
   await sql`update accounts set operator_tier = tier where not exists (
       select 1 from subscriptions s where s.account_id = accounts.id and s.status in ${PAYING}
