@@ -126,10 +126,13 @@ export interface Account {
 
 export interface IssuedKey {
   apiKey: string | null;
-  email: string;
-  tier: string;
+  /** Absent from sessionKey() for an address whose account existed before the checkout. */
+  email?: string;
+  /** Absent from sessionKey() for an address whose account existed before the checkout. */
+  tier?: string;
   message?: string;
-  reason?: 'issued' | 'account_has_key' | 'already_shown';
+  /** sessionKey() only: account_existed says nothing more about that account (its address is mailed a key link). */
+  reason?: 'issued' | 'already_shown' | 'account_existed';
 }
 
 export declare class ImgpipeError extends Error {

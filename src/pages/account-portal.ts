@@ -28,8 +28,9 @@ ${cancelled ? cancelledMessage(cancelled, view.tier, quotas) : ''}
 <section class="panel">
 <p>Account: ${escapeHtml(view.email)}</p>
 <p>Current plan: <strong id="tier">${escapeHtml(now)}</strong> (${formatCount(quotas[now])} images / month)</p>
-<p>Change plan: buy it on <a href="/pricing">/pricing</a> with your key in this tab; once paid it replaces your
-subscriptions.</p>
+<p>Change plan: a higher one on <a href="/pricing">/pricing</a> with your key in this tab (once paid it replaces
+your subscriptions); a lower one, your card or invoices with <em>Plan, card and invoices</em> beside a subscription,
+at the payment provider.</p>
 </section>
 ${list || '<p class="note">You pay for no subscription now.</p>'}
 <p><a class="button" href="/account" id="back">Back to your account</a></p>`,

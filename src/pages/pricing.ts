@@ -25,13 +25,18 @@ function paidCard(tier: PaidTier, view: PricingView): string {
 /** Shown by /assets/pricing-plan.js when the key kept in this tab belongs to a paid plan. */
 const CURRENT_PLAN = `<section class="panel" id="current-plan" hidden>
 <h2>You are on the <span id="current-plan-tier"></span> plan</h2>
-<p>Account: <span id="current-plan-email"></span>. The usual way to change plan is the customer portal: the change
-applies at once. Buying a higher plan below also works: it <strong>replaces</strong> the current
-plan, which is then cancelled, so you never pay for two. Move to a lower plan in the portal: bought here, it would
-run beside the current one, which a checkout never cancels for a cheaper plan.</p>
-<div class="row"><button type="button" id="current-plan-portal">Change plan in the customer portal</button></div>
+<p>Account: <span id="current-plan-email"></span>. A higher plan bought below is a plan change: your key in this
+tab goes with it, and once paid it <strong>replaces</strong> your current subscriptions, which are cancelled, so you
+never pay for two. A lower plan, or cancelling, is done in the customer portal.</p>
+<div class="row"><button type="button" id="current-plan-portal">Open the customer portal</button></div>
 <p id="current-plan-status" class="status" role="status"></p>
 </section>`;
+
+/** Shown while the tab holds no key: a plan bought without one runs beside any plan the address pays for. */
+const WITHOUT_KEY = `<p class="note" id="without-key">Already a customer? Enter your key on your
+<a href="/account">account page</a> first: a plan bought here with your key in this tab replaces your current one.
+Without it, a plan bought for an address that already pays for one is added beside it (nothing is cancelled; the
+address is told by mail, and either can be cancelled in the customer portal).</p>`;
 
 export function renderPricingPage(view: PricingView): string {
   const free = `<div class="tier" id="tier-free"><h2>free</h2>
@@ -56,6 +61,7 @@ ${free}
 ${paid}
 </div>
 <p id="buy-status" class="status" role="status"></p>
+${view.paidTiers ? WITHOUT_KEY : ''}
 </form>
 <p class="note">Paying happens on the payment provider's page; your API key is shown once afterwards. A free key
 is sent as a single-use link to the e-mail above.</p>

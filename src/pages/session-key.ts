@@ -5,7 +5,7 @@ import { escapeHtml, sitePage } from './layout.ts';
 
 export const SESSION_KEY_PAGE = sitePage(
   'Your imgpipe API key',
-  `<h1>Thank you: your plan is active</h1>
+  `<h1>Thank you for your purchase</h1>
 <div id="loading" class="status">Getting your key…</div>
 <div id="issued" hidden>
 <p class="warning"><strong>Shown once.</strong> Store this key now (a password manager, your app's secrets):

@@ -41,7 +41,7 @@ export function renderSubscriptionList(list: SubscriptionList): string {
     const confirm = `Cancel the ${sub.tier} subscription? Your plan is then ${remains} (${formatCount(list.quotas[remains])} images / month), at once.`;
     const id = escapeHtml(sub.id);
     const manage = list.manageAction
-      ? `<form method="post" action="${list.manageAction}"><input type="hidden" name="subscription" value="${id}"><button type="submit" class="secondary">Card and invoices</button></form>`
+      ? `<form method="post" action="${list.manageAction}"><input type="hidden" name="subscription" value="${id}"><button type="submit" class="secondary">Plan, card and invoices</button></form>`
       : '';
     return `<li class="subscription" data-tier="${sub.tier}"><div><strong>${sub.tier}</strong> · ${formatCount(list.quotas[sub.tier])} images / month · since ${day(sub.started)}${i === 0 && list.firstNote ? ` · <span class="note">${escapeHtml(list.firstNote)}</span>` : ''}</div>
 <div class="note">Cancelling it leaves the ${remains} plan.</div>

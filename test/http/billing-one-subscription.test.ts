@@ -286,7 +286,8 @@ test('/pricing: a hidden notice for subscribed visitors, filled by its script fr
   const h = await billingHarness(t, 'local');
   const page = await h.app.inject({ method: 'GET', url: '/pricing' });
   assert.match(page.body, /<section class="panel" id="current-plan" hidden>/);
-  assert.match(page.body, /it <strong>replaces<\/strong> the current\s+plan/);
+  assert.match(page.body, /it <strong>replaces<\/strong> your current subscriptions/);
+  assert.match(page.body, /<p class="note" id="without-key">[^]*added beside it \(nothing is cancelled/);
   assert.match(page.body, /<script src="\/assets\/pricing-plan\.js" type="module"><\/script>/);
   const script = await h.app.inject({ method: 'GET', url: '/assets/pricing-plan.js' });
   assert.equal(script.statusCode, 200);

@@ -1,4 +1,5 @@
-// owns: the forms of /pricing: free signup and key recovery (JSON endpoints), and checkout errors kept on the page.
+// owns: the forms of /pricing: free signup and key recovery (JSON endpoints), and checkout errors kept on the page;
+// a checkout carries this tab's key when pricing-plan.js found it valid (the owner's plan change).
 import { explainError, retryAfterOf, sayWords } from './words.js';
 
 const $ = (id) => document.getElementById(id);
@@ -8,10 +9,10 @@ function say(element, text, kind) {
   element.className = `status ${kind}`;
 }
 
-async function postJson(path, body) {
+async function postJson(path, body, headers = {}) {
   const res = await fetch(path, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   const data = await res.json().catch(() => ({}));
@@ -54,9 +55,15 @@ $('buy').addEventListener('submit', async (event) => {
     return;
   }
   const status = $('buy-status');
+  // pricing-plan.js marks the form once this tab's key proved its account: the checkout is then its plan change.
+  const key = $('buy').dataset.owner === 'true' ? sessionStorage.getItem('imgpipe.key') : null;
   say(status, `Starting the ${tier} checkout…`, '');
   try {
-    const { res, data } = await postJson('/v1/billing/checkout', { tier, email: $('email').value.trim() });
+    const { res, data } = await postJson(
+      '/v1/billing/checkout',
+      { tier, email: $('email').value.trim() },
+      key ? { authorization: `Bearer ${key}` } : {},
+    );
     if (res.ok && data.url) window.location.assign(data.url);
     else sayError(status, res, data);
   } catch (err) {

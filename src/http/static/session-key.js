@@ -9,11 +9,11 @@ const $ = (id) => document.getElementById(id);
  */
 const REASONS = {
   issued: { text: $('message').dataset.issued },
-  account_has_key: {
+  account_existed: {
     text:
-      'Your plan is active on the API key this account already has: no new key was issued, so keep using it. ' +
-      'Lost it?',
-    link: RECOVER_LINK,
+      'Payment received. No key is shown here: the e-mail of this purchase already had an account, so its key ' +
+      'stays with that address. A mail to it says what was bought, how to cancel it in the customer portal, and ' +
+      'has a link to get the key. Keep using the key you have if it is yours.',
   },
   already_shown: {
     text: 'The key of this purchase was shown when this page was first opened, and cannot be shown again. Lost it?',
@@ -33,7 +33,8 @@ async function load() {
       sayWords($('message'), explainError(res.status, body, retryAfterOf(res)), 'error');
       return;
     }
-    $('facts').textContent = `Account ${body.email} · plan ${body.tier}`;
+    // Facts only of an account this checkout created: an existing account's answer carries none.
+    if (body.email && body.tier) $('facts').textContent = `Account ${body.email} · plan ${body.tier}`;
     sayWords($('message'), REASONS[body.reason] ?? { text: body.message ?? '' });
     if (body.apiKey) {
       $('key').textContent = body.apiKey;
