@@ -29,6 +29,7 @@ import {
   isCheckoutSessionKnown,
   recordCheckoutSession,
 } from '../../src/store/checkout-sessions.ts';
+import { findPortalAccount, insertPortalSession } from '../../src/store/portal-sessions.ts';
 import { describeStoreContract, race, raceContexts, RACERS } from '../helpers/store-contract.ts';
 
 /** A paid local checkout of `email` on instance `ctx`: its session id and subscription. */
@@ -218,6 +219,16 @@ describeStoreContract('billing', (stores) => {
       'starter',
       'falls back to the subscription',
     );
+  });
+
+  test('portal sessions: a page written on one instance opens on the other until it expires', async () => {
+    const account = await newAccount();
+    const hash = `hash_${randomUUID()}`;
+    const now = new Date();
+    await insertPortalSession(stores.a.db, hash, account.id, new Date(now.getTime() + 60_000));
+    assert.equal(await findPortalAccount(stores.b.db, hash, now), account.id);
+    assert.equal(await findPortalAccount(stores.b.db, hash, new Date(now.getTime() + 61_000)), undefined);
+    assert.equal(await findPortalAccount(stores.b.db, `hash_${randomUUID()}`, now), undefined);
   });
 
   test('subscriptions: the account lock changes nothing on the account row', async () => {
