@@ -1,6 +1,7 @@
-// Issue 23 in a real browser (Debian's Chromium via playwright-core), at desktop and phone widths: a starter
-// customer buys scale on /pricing and ends with one subscription on scale; the local portal shows scale, asks
-// before cancelling and says what changed. Screenshots of every step go to test-output/ (look at them).
+// Plans and checkouts (issues 23 and 40) in a real browser (Debian's Chromium via playwright-core), at desktop
+// and phone widths: buy starter, then scale with the key in the tab (it replaces starter), then starter without
+// it (it runs beside scale); the portal lists both, and each cancel says and leaves the right plan.
+// Screenshots of every step go to test-output/ (look at them).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { billingHarness, type BillingHarness } from '../helpers/billing.ts';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 const WIDTHS = { desktop: { width: 1100, height: 900 }, phone: { width: 390, height: 844 } } as const;
+const EMAIL = 'plans@example.org';
 
 async function openBrowserPage(
   t: TestContext,
@@ -47,18 +49,19 @@ async function assertFits(page: Page, name: string) {
   assert.deepEqual(outside, [], `${name}: elements past the edge of their panel`);
 }
 
-async function buyOnPricing(page: Page, base: string, tier: string) {
-  await page.goto(`${base}/pricing`);
-  if (!(await page.inputValue('#email'))) await page.fill('#email', 'upgrade@example.org');
-  await page.click(`#tier-${tier} button`);
-  await page.waitForURL(/\/dev\/billing\/checkout\//);
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/v1\/billing\/session\/.+\/key$/);
-  await page.locator('#facts', { hasText: `plan ${tier}` }).waitFor();
+/** The active subscriptions at the local provider, by tier. */
+async function activeTiers(h: BillingHarness): Promise<string[]> {
+  const rows = await h.ctx.store.db
+    .selectFrom('local_subscriptions')
+    .select('tier')
+    .where('email', '=', EMAIL)
+    .where('status', '=', 'active')
+    .execute();
+  return rows.map((row) => row.tier).sort();
 }
 
 for (const [width, viewport] of Object.entries(WIDTHS)) {
-  test(`journey, second plan (${width}): starter → buy scale on /pricing → one subscription on scale → portal shows scale → cancel asks first`, async (t) => {
+  test(`journey, plans (${width}): starter → scale with the key replaces it → starter without the key runs beside → portal lists both → each cancel leaves the right plan`, async (t) => {
     if (!existsSync(CHROMIUM)) {
       t.skip(
         `Chromium not found at ${CHROMIUM} (install the Debian package "chromium" or set CHROMIUM_PATH)`,
@@ -74,64 +77,101 @@ for (const [width, viewport] of Object.entries(WIDTHS)) {
     const shot = async (label: string) => {
       await assertFits(page, label);
       step += 1;
-      const name = `journey-second-plan-${width}-${String(step).padStart(2, '0')}-${label}.png`;
+      const name = `journey-plans-${width}-${String(step).padStart(2, '0')}-${label}.png`;
       await page.screenshot({ path: `${SHOTS}${name}`, fullPage: true });
     };
+    const pay = async () => {
+      await page.click('button[type=submit]');
+      await page.waitForURL(/\/v1\/billing\/session\/.+\/key$/);
+      await page.locator('#loading').waitFor({ state: 'hidden' });
+    };
 
-    await buyOnPricing(page, base, 'starter');
+    // 1. A first plan, without a key: the checkout says a plan bought so runs beside any other.
+    await page.goto(`${base}/pricing`);
+    assert.equal(await page.locator('#without-key').isVisible(), true);
+    await page.fill('#email', EMAIL);
+    await page.click('#tier-starter button');
+    await page.waitForURL(/\/dev\/billing\/checkout\//);
+    assert.match((await page.textContent('#notice')) ?? '', /added beside it: nothing is cancelled/);
+    await shot('starter-checkout');
+    await pay();
     const key = (await page.textContent('#key'))?.trim() ?? '';
     assert.match(key, /^imgp_/);
+    assert.match((await page.textContent('#facts')) ?? '', /plan starter/);
     await shot('starter-key');
 
-    // Back on /pricing, the key kept in this tab tells the page the visitor pays for starter.
+    // 2. Back on /pricing with the key in the tab: the plan is named, starter opens the portal, scale upgrades.
     await page.goto(`${base}/pricing`);
     await page.locator('#current-plan').waitFor({ state: 'visible' });
     assert.equal(await page.textContent('#current-plan-tier'), 'starter');
-    assert.match((await page.textContent('#current-plan')) ?? '', /replaces/);
-    assert.equal(await page.locator('#tier-starter button').isDisabled(), true);
-    assert.equal(await page.inputValue('#email'), 'upgrade@example.org');
-    await shot('pricing-subscribed');
+    assert.equal(await page.textContent('#tier-starter button'), 'Your plan: change in the portal');
+    assert.equal(await page.textContent('#tier-scale button'), 'Upgrade to scale');
+    assert.equal(await page.locator('#without-key').isVisible(), false);
+    assert.equal(await page.inputValue('#email'), EMAIL);
+    await shot('pricing-with-key');
 
-    await buyOnPricing(page, base, 'scale');
+    // 3. Scale with the key: the checkout says it replaces starter; once paid, scale is the one subscription.
+    await page.click('#tier-scale button');
+    await page.waitForURL(/\/dev\/billing\/checkout\//);
+    assert.match((await page.textContent('#notice')) ?? '', /replaces your current starter subscription/);
+    await shot('scale-checkout');
+    await pay();
     assert.equal(await page.locator('#issued').isVisible(), false, 'no second key');
+    assert.equal(await page.textContent('#facts'), '', 'no facts of an account the checkout did not create');
     await shot('scale-paid');
+    assert.deepEqual(await activeTiers(h), ['scale']);
 
-    const subscriptions = await h.ctx.store.db
-      .selectFrom('local_subscriptions')
-      .select(['tier', 'status'])
-      .where('email', '=', 'upgrade@example.org')
-      .execute();
-    assert.deepEqual(
-      subscriptions.filter((s) => s.status === 'active'),
-      [{ tier: 'scale', status: 'active' }],
-    );
+    // 4. Starter again without the key (another tab, say): it runs beside scale, which stays in force.
+    await page.evaluate(() => sessionStorage.removeItem('imgpipe.key'));
+    await page.goto(`${base}/pricing`);
+    await page.fill('#email', EMAIL);
+    await page.click('#tier-starter button');
+    await page.waitForURL(/\/dev\/billing\/checkout\//);
+    assert.match((await page.textContent('#notice')) ?? '', /added beside it/);
+    await pay();
+    assert.match((await page.textContent('#message')) ?? '', /already had an account/);
+    await shot('starter-beside-paid');
+    assert.deepEqual(await activeTiers(h), ['scale', 'starter']);
 
+    // 5. The portal lists both; cancelling scale says starter remains, then cancelling starter says free.
+    await page.evaluate((k) => sessionStorage.setItem('imgpipe.key', k), key);
     await page.goto(`${base}/account`);
     await page.locator('#account').waitFor({ state: 'visible' });
     assert.equal(await page.textContent('#tier'), 'scale');
-    assert.match((await page.textContent('#used')) ?? '', /of 100,000 images/);
-    await shot('account-scale');
-
     await page.click('#portal');
     await page.waitForURL(/\/dev\/billing\/portal\//);
+    assert.equal(await page.locator('li.subscription').count(), 2);
     assert.equal(await page.textContent('#tier'), 'scale');
-    await shot('portal-scale');
+    await shot('portal-both');
 
-    // Cancel asks first: dismissing changes nothing.
     const asked: string[] = [];
     page.once('dialog', (dialog) => {
       asked.push(dialog.message());
       void dialog.dismiss();
     });
-    await page.click('button.danger');
-    assert.match(asked[0] ?? '', /Cancel the scale subscription\?/);
-    assert.equal(await page.textContent('#tier'), 'scale');
+    await page.click('li[data-tier=scale] button.danger');
+    assert.match(asked[0] ?? '', /Cancel the scale subscription\? Your plan is then starter/);
+    assert.equal(await page.locator('li.subscription').count(), 2, 'dismissed: nothing changes');
     page.once('dialog', (dialog) => void dialog.accept());
-    await page.click('button.danger');
+    await page.click('li[data-tier=scale] button.danger');
     await page.locator('#changed').waitFor();
-    assert.match((await page.textContent('#changed')) ?? '', /cancelled/);
-    assert.equal(await page.textContent('#tier'), 'free');
-    await shot('portal-cancelled');
+    assert.match(
+      (await page.textContent('#changed')) ?? '',
+      /The scale subscription is cancelled\. Your plan is now starter/,
+    );
+    assert.equal(await page.textContent('#tier'), 'starter');
+    await shot('portal-scale-cancelled');
+
+    page.once('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
+    await page.click('li[data-tier=starter] button.danger');
+    await page.waitForURL(/cancelled=starter/);
+    assert.match(asked[1] ?? '', /Your plan is then free/);
+    assert.match((await page.textContent('#changed')) ?? '', /Your plan is now free/);
+    assert.equal(await page.locator('li.subscription').count(), 0);
+    await shot('portal-all-cancelled');
 
     await page.click('#back');
     await page.waitForURL(`${base}/account`);
