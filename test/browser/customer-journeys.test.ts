@@ -281,7 +281,8 @@ test('customer pages speak plain words: a bad key, a free account’s subscripti
   assert.match(await noApiPath('#buy-status'), /Try again in \d+ (second|minute|hour)s?( \d+ minutes?)?\./);
   await j.shot('pricing-rate-limited');
 
-  // An account that already had a key buys a plan: the key page, and its reload, say the plan is on that key.
+  // A plan bought for an address that already had an account: the key page, and its reload, show no key and
+  // nothing about that account, and say where the key went.
   const checkout = await fetch(`${base}/v1/billing/checkout`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -289,9 +290,10 @@ test('customer pages speak plain words: a bad key, a free account’s subscripti
   });
   await page.goto(((await checkout.json()) as { url: string }).url);
   await page.click('button[type=submit]');
-  await page.locator('#message', { hasText: 'already has' }).waitFor();
+  await page.locator('#message', { hasText: 'already had an account' }).waitFor();
   await page.reload();
-  await page.locator('#message', { hasText: 'already has' }).waitFor();
-  assert.match(await noApiPath('#message'), /no new key was issued/);
+  await page.locator('#message', { hasText: 'already had an account' }).waitFor();
+  assert.match(await noApiPath('#message'), /A mail to it says what was bought/);
+  assert.equal(await page.textContent('#facts'), '');
   await j.shot('key-page-account-had-key-reloaded');
 });

@@ -30,11 +30,9 @@ async function showPlan() {
   if (!key || !$('current-plan')) return;
   const { res, body } = await call('GET', '/v1/account').catch(() => ({ res: { ok: false } }));
   if (!res.ok || !body.tier) return;
-  // pricing.js sends the key with checkouts of this form: the account's own address only.
-  const form = $('buy');
-  form.dataset.owner = 'true';
-  $('email').value = body.email;
-  $('email').readOnly = true;
+  // pricing.js sends the key with checkouts of the account's own address (another one is no plan change of it).
+  $('buy').dataset.ownerEmail = body.email;
+  if (!$('email').value) $('email').value = body.email;
   $('without-key').hidden = true;
   if (body.tier === 'free') return;
   $('current-plan-tier').textContent = body.tier;

@@ -55,13 +55,16 @@ $('buy').addEventListener('submit', async (event) => {
     return;
   }
   const status = $('buy-status');
-  // pricing-plan.js marks the form once this tab's key proved its account: the checkout is then its plan change.
-  const key = $('buy').dataset.owner === 'true' ? sessionStorage.getItem('imgpipe.key') : null;
+  // pricing-plan.js names the account this tab's key proved: a checkout of its address is then its plan change.
+  const email = $('email').value.trim();
+  const owner = $('buy').dataset.ownerEmail;
+  const key =
+    owner && owner.toLowerCase() === email.toLowerCase() ? sessionStorage.getItem('imgpipe.key') : null;
   say(status, `Starting the ${tier} checkout…`, '');
   try {
     const { res, data } = await postJson(
       '/v1/billing/checkout',
-      { tier, email: $('email').value.trim() },
+      { tier, email },
       key ? { authorization: `Bearer ${key}` } : {},
     );
     if (res.ok && data.url) window.location.assign(data.url);
