@@ -79,5 +79,34 @@ for (const dialect of DIALECTS) {
         .execute();
       assert.deepEqual(owners, [{ email: 'old@example.com' }]);
     });
+
+    test("a stranger's checkout (stripe provider): the key page and the checkout event on two instances at once queue one mail and cancel nothing", async (t) => {
+      const h = await billingHarness(t, 'stripe', { dialect });
+      const instances = [h, await secondInstance(t, h)];
+      const owner = await stripeSubscriber(h, 'owned@example.com');
+      const { sessionId } = await h.checkout('growth', 'owned@example.com');
+      const { session } = h.stub!.completeSession(sessionId);
+      const event = signedEvent('checkout.session.completed', session);
+      const answers = await Promise.all([
+        requestSessionKey(instances[0] as Instance, sessionId),
+        deliverWebhook(instances[1] as Instance, event),
+        requestSessionKey(instances[1] as Instance, sessionId),
+      ]);
+      assert.deepEqual(
+        answers.map((r) => r.statusCode),
+        [200, 200, 200],
+        answers.map((r) => r.body).join('\n'),
+      );
+      assert.equal(answers[0]!.json().apiKey, null);
+      assert.equal(answers[2]!.json().apiKey, null);
+      const mails = await h.ctx.store.db
+        .selectFrom('mail_outbox')
+        .select('subject')
+        .where('to_address', '=', 'owned@example.com')
+        .execute();
+      assert.deepEqual(mails, [{ subject: 'imgpipe: a growth subscription was added to your account' }]);
+      assert.equal(h.stub!.subscriptions.get(owner.subId)?.status, 'active');
+      assert.equal(await tierOf(h, 'owned@example.com'), 'growth');
+    });
   });
 }
