@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
-import { billingHarness, type BillingHarness } from '../helpers/billing.ts';
+import { billingHarness, requestSessionKey, type BillingHarness } from '../helpers/billing.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
@@ -178,5 +178,48 @@ for (const [width, viewport] of Object.entries(WIDTHS)) {
     await page.locator('#account').waitFor({ state: 'visible' });
     assert.equal(await page.textContent('#tier'), 'free');
     await shot('account-free');
+  });
+}
+
+for (const [width, viewport] of Object.entries(WIDTHS)) {
+  test(`Stripe portal page (${width}): both subscriptions, each with Stripe's portal and a cancel that names the plan left`, async (t) => {
+    if (!existsSync(CHROMIUM)) {
+      t.skip(`Chromium not found at ${CHROMIUM}`);
+      return;
+    }
+    mkdirSync(SHOTS, { recursive: true });
+    const h = await billingHarness(t, 'stripe');
+    const base = await h.app.listen({ port: 0, host: '127.0.0.1' });
+    h.ctx.config.publicBaseUrl = base;
+    const buy = async (tier: string) => {
+      const { sessionId } = await h.checkout(tier, EMAIL);
+      await h.pay(sessionId);
+      return (await requestSessionKey(h, sessionId)).json().apiKey as string | null;
+    };
+    const key = (await buy('growth')) as string;
+    await buy('starter');
+    const portal = await h.app.inject({
+      method: 'POST',
+      url: '/v1/billing/portal',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const page = await openBrowserPage(t, h, viewport);
+    await page.goto(portal.json().url as string);
+    assert.equal(await page.locator('li.subscription').count(), 2);
+    assert.equal(await page.locator('button', { hasText: 'Plan, card and invoices' }).count(), 2);
+    await assertFits(page, 'stripe-portal');
+    await page.screenshot({ path: `${SHOTS}journey-plans-stripe-portal-${width}.png`, fullPage: true });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.click('li[data-tier=growth] button.danger');
+    await page.locator('#changed').waitFor();
+    assert.match(
+      (await page.textContent('#changed')) ?? '',
+      /growth subscription is cancelled\. Your plan is now starter/,
+    );
+    await assertFits(page, 'stripe-portal-cancelled');
+    await page.screenshot({
+      path: `${SHOTS}journey-plans-stripe-portal-${width}-cancelled.png`,
+      fullPage: true,
+    });
   });
 }
