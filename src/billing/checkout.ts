@@ -43,7 +43,7 @@ export function pricingUrl(deps: CheckoutDeps): string {
 }
 
 /** What the buyer reads before paying a checkout started without the account's key (it may be anyone). */
-export const BESIDE_NOTICE =
+const BESIDE_NOTICE =
   'If this e-mail already has an imgpipe account with a paid plan, this subscription is added beside it: ' +
   'nothing is cancelled. To change your plan instead, buy with your API key in the tab (/pricing) or use the ' +
   'customer portal.';

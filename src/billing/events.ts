@@ -2,7 +2,7 @@
 // The subscription is re-read from the provider (the source of truth), so even events that arrive in any
 // order apply the current state; the provider timestamp stops a stale delivery that lost a race.
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
+import type { Config, Tier } from '../config.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { findAccountById, findOrCreateAccount, setOperatorTier, type Account } from '../store/accounts.ts';
 import {
@@ -20,7 +20,6 @@ import {
 } from '../store/subscriptions.ts';
 import type { BillingEvent, PaymentProvider, SubscriptionState } from './provider.ts';
 import { accountTier, replacedSubscriptions, subscriptionInForce, tierForSubscription } from './tiers.ts';
-import type { Tier } from '../config.ts';
 import { mailCheckoutOnExistingAccount } from './checkout-mail.ts';
 import { findCheckoutOwner } from '../store/checkout-sessions.ts';
 import { sessionIdHash } from './session-id.ts';
