@@ -22,6 +22,7 @@ import {
 } from './accounts/abandoned-units.ts';
 import { join } from 'node:path';
 import { openResultCache, type ResultCache } from './delivery/result-cache.ts';
+import { openPurgeGenerations, type PurgeGenerations } from './delivery/derivatives.ts';
 
 export interface AppContext {
   config: Config;
@@ -48,6 +49,8 @@ export interface AppContext {
   metrics: Metrics;
   /** Delivery URL results of this instance, on disk under DATA_DIR (DELIVERY_CACHE_BYTES). */
   deliveryCache: ResultCache;
+  /** Accounts' purge generations as the store has them, each kept a few seconds (PURGE_GENERATION_TTL_MS). */
+  deliveryPurges: PurgeGenerations;
   close(): Promise<void>;
 }
 
@@ -106,6 +109,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     metrics,
     isolated,
     deliveryCache,
+    deliveryPurges: openPurgeGenerations(store.db),
     close: async () => {
       isolated.close();
       await mailer.close();

@@ -35,21 +35,32 @@ export interface ResultCache {
   readonly bytes: number;
 }
 
-/**
- * The cache key, a file name: a tag of the account (so its share of the cache is known, after a restart too),
- * then the hash of account, source, normalised options and negotiated format.
- */
-export function resultCacheKey(parts: {
+/** One derivative of an account's source: what is cached, and charged once a month. */
+export interface DerivativeParts {
   accountId: string;
   source: string;
+  /** Normalised options (with `v:`, without `exp:`). */
   options: string;
+  /** The negotiated format class, or 'as-named'. */
   format: string;
-}): string {
-  const owner = createHash('sha256').update(parts.accountId).digest('hex').slice(0, 16);
-  const hash = createHash('sha256')
-    .update(JSON.stringify([parts.accountId, parts.source, parts.options, parts.format]))
+  /** The account's purge generations (all sources, this source): a purge makes a new derivative. */
+  purges: string;
+}
+
+/** The derivative's name: one hash of all its parts, the same on every instance. */
+export function derivativeHash(parts: DerivativeParts): string {
+  return createHash('sha256')
+    .update(JSON.stringify([parts.accountId, parts.source, parts.options, parts.format, parts.purges]))
     .digest('hex');
-  return `${owner}-${hash}`;
+}
+
+/**
+ * The cache key, a file name: a tag of the account (so its share of the cache is known, after a restart too),
+ * then the derivative's hash.
+ */
+export function resultCacheKey(parts: DerivativeParts): string {
+  const owner = createHash('sha256').update(parts.accountId).digest('hex').slice(0, 16);
+  return `${owner}-${derivativeHash(parts)}`;
 }
 
 export function strongEtag(data: Buffer): string {

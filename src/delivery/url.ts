@@ -13,7 +13,10 @@ import {
 
 export const DELIVERY_PREFIX = '/v1/u/';
 
-/** The options a delivery URL carries: every operation, `f:auto` and an expiry (unix seconds). */
+/**
+ * The options a delivery URL carries: every operation, `f:auto`, a version `v:` (a token the customer changes when
+ * the source image changes: signed and part of the cache key, never an operation) and an expiry (unix seconds).
+ */
 export interface DeliveryOptions {
   w?: number;
   h?: number;
@@ -21,11 +24,12 @@ export interface DeliveryOptions {
   f?: OutputFormat | 'auto';
   q?: number;
   strip?: boolean;
+  v?: string;
   exp?: number;
 }
 
 /** Canonical order of the option segments; a URL may list them in any order. */
-const OPTION_NAMES = ['w', 'h', 'fit', 'f', 'q', 'strip', 'exp'] as const;
+const OPTION_NAMES = ['w', 'h', 'fit', 'f', 'q', 'strip', 'v', 'exp'] as const;
 type OptionName = (typeof OPTION_NAMES)[number];
 
 /** HMAC-SHA-256 of the signed part (everything after the signature segment), base64url without padding. */
@@ -103,11 +107,14 @@ export interface DeliveryRequest {
   autoFormat: boolean;
   /** Unix seconds after which the URL is refused; undefined: never. */
   expiresAt?: number;
-  /** The options in canonical form without the expiry: part of the result cache's key. */
+  /** The options in canonical form without the expiry (with `v:`): part of the result cache's key. */
   normalisedOptions: string;
 }
 
 const WHOLE_NUMBER = /^\d{1,12}$/;
+
+/** The grammar of a `v:` token: letters, digits, `_` and `-`, 1 to 32 of them (a date, a counter, a content hash). */
+export const VERSION_TOKEN = /^[A-Za-z0-9_-]{1,32}$/;
 
 function parseOptionValue(name: OptionName, value: string): DeliveryOptions[OptionName] {
   switch (name) {
@@ -118,6 +125,11 @@ function parseOptionValue(name: OptionName, value: string): DeliveryOptions[Opti
       if (!WHOLE_NUMBER.test(value))
         throw invalidOperations(`option ${name} must be a whole number (got "${value}")`);
       return Number(value);
+    case 'v':
+      if (!VERSION_TOKEN.test(value)) {
+        throw invalidOperations('option v must be 1 to 32 letters, digits, _ or - (e.g. v:2026-11-27)');
+      }
+      return value;
     case 'strip':
       if (value !== 'true' && value !== 'false')
         throw invalidOperations('option strip must be true or false');

@@ -103,3 +103,74 @@ export async function findDeliveryUsage(
     .execute();
   return new Map(rows.map((r) => [r.day, Number(r.images)]));
 }
+
+/**
+ * Records `derivative` as charged in `month` unless it already is: one statement, so of any number of instances
+ * racing on one derivative exactly one gets true (and takes the unit).
+ */
+export async function claimDeliveryCharge(
+  db: Db,
+  accountId: string,
+  month: string,
+  derivative: string,
+  at: string,
+): Promise<boolean> {
+  const result = await db
+    .insertInto('delivery_charges')
+    .values({ account_id: accountId, month, derivative, charged_at: at })
+    .onConflict((oc) => oc.columns(['account_id', 'month', 'derivative']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+/** Drops a charge whose image was never made (its unit was refunded), so the next miss charges it. */
+export async function releaseDeliveryCharge(
+  db: Db,
+  accountId: string,
+  month: string,
+  derivative: string,
+): Promise<void> {
+  await db
+    .deleteFrom('delivery_charges')
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .where('derivative', '=', derivative)
+    .execute();
+}
+
+/** Bumps the account's purge generation of `sourceKey` ('' for all its sources) by one; returns the new one. */
+export async function bumpDeliveryPurge(
+  db: Db,
+  accountId: string,
+  sourceKey: string,
+  at: string,
+): Promise<number> {
+  const row = await db
+    .insertInto('delivery_purges')
+    .values({ account_id: accountId, source_key: sourceKey, generation: 1, purged_at: at })
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'source_key']).doUpdateSet((eb) => ({
+        generation: eb('delivery_purges.generation', '+', 1),
+        purged_at: eb.ref('excluded.purged_at'),
+      })),
+    )
+    .returning('generation')
+    .executeTakeFirstOrThrow();
+  return Number(row.generation);
+}
+
+/** The account's purge generations of all sources ('') and of `sourceKey`: 0 where never purged. */
+export async function findDeliveryPurges(
+  db: Db,
+  accountId: string,
+  sourceKey: string,
+): Promise<{ all: number; source: number }> {
+  const rows = await db
+    .selectFrom('delivery_purges')
+    .select(['source_key', 'generation'])
+    .where('account_id', '=', accountId)
+    .where('source_key', 'in', ['', sourceKey])
+    .execute();
+  const of = (key: string) => Number(rows.find((r) => r.source_key === key)?.generation ?? 0);
+  return { all: of(''), source: of(sourceKey) };
+}

@@ -203,6 +203,23 @@ export interface DeliveryUsageTable {
   images: Generated<number>;
 }
 
+/** One derivative charged in a UTC calendar month `YYYY-MM` (issue 44): at most one row, so one unit. */
+export interface DeliveryChargeTable {
+  account_id: string;
+  month: string;
+  /** A hash of source, normalised options, negotiated format and purge generations (derivativeKey). */
+  derivative: string;
+  charged_at: string;
+}
+
+/** An account's purge generation per source (`source_key` a hash of it) or for all sources (`source_key` ''). */
+export interface DeliveryPurgeTable {
+  account_id: string;
+  source_key: string;
+  generation: Generated<number>;
+  purged_at: string;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -223,6 +240,8 @@ export interface Database {
   instances: InstanceTable;
   delivery_settings: DeliverySettingsTable;
   delivery_usage: DeliveryUsageTable;
+  delivery_charges: DeliveryChargeTable;
+  delivery_purges: DeliveryPurgeTable;
 }
 
 export type Db = Kysely<Database>;

@@ -5,7 +5,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { findOrCreateAccount } from '../../src/store/accounts.ts';
 import {
+  bumpDeliveryPurge,
+  claimDeliveryCharge,
   countDeliveryImage,
+  findDeliveryPurges,
+  releaseDeliveryCharge,
   findDeliverySigner,
   findDeliveryUsage,
   rotateDeliverySecret,
@@ -66,5 +70,37 @@ describeStoreContract('delivery', (stores) => {
       ['2026-11-01', 1],
       ['2026-11-25', RACERS],
     ]);
+  });
+
+  test('charges: of racing instances exactly one charges a derivative a month; another month charges it again', async () => {
+    const account = await newAccount();
+    const claims = await race(stores, (s) => claimDeliveryCharge(s.db, account.id, '2026-11', 'd1', CREATED));
+    assert.equal(claims.filter(Boolean).length, 1);
+    // Evicted and made again on either instance in the same month: not charged again.
+    assert.equal(await claimDeliveryCharge(stores.b.db, account.id, '2026-11', 'd1', CREATED), false);
+    assert.equal(await claimDeliveryCharge(stores.a.db, account.id, '2026-12', 'd1', CREATED), true);
+    assert.equal(await claimDeliveryCharge(stores.a.db, account.id, '2026-11', 'd2', CREATED), true);
+    const other = await newAccount();
+    assert.equal(await claimDeliveryCharge(stores.b.db, other.id, '2026-11', 'd1', CREATED), true);
+  });
+
+  test('charges: a released charge (its image was never made) is charged by the next claim', async () => {
+    const account = await newAccount();
+    assert.equal(await claimDeliveryCharge(stores.a.db, account.id, '2026-11', 'd', CREATED), true);
+    await releaseDeliveryCharge(stores.b.db, account.id, '2026-11', 'd');
+    assert.equal(await claimDeliveryCharge(stores.b.db, account.id, '2026-11', 'd', CREATED), true);
+  });
+
+  test('purges: racing purges each add one generation, per source and for all, read back by every instance', async () => {
+    const account = await newAccount();
+    assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's1'), { all: 0, source: 0 });
+    const generations = await race(stores, (s) => bumpDeliveryPurge(s.db, account.id, 's1', CREATED));
+    assert.deepEqual(
+      [...generations].sort((a, b) => a - b),
+      Array.from({ length: RACERS }, (_, i) => i + 1),
+    );
+    assert.equal(await bumpDeliveryPurge(stores.b.db, account.id, '', CREATED), 1);
+    assert.deepEqual(await findDeliveryPurges(stores.b.db, account.id, 's1'), { all: 1, source: RACERS });
+    assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's2'), { all: 1, source: 0 });
   });
 });

@@ -5,6 +5,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../../src/errors.ts';
+import { accountTag, deliveryTags } from '../../src/delivery/derivatives.ts';
 import { negotiateFormat } from '../../src/delivery/negotiate.ts';
 import { openResultCache, resultCacheKey } from '../../src/delivery/result-cache.ts';
 import {
@@ -91,6 +92,43 @@ test('delivery url: a bad, unknown or repeated option is invalid_operations nami
   }
 });
 
+test('delivery url: v: is signed, in canonical place before exp:, and part of the normalised options (the cache key)', () => {
+  const path = deliveryPath('acc-1', 'imgpd_s', SOURCE, { exp: 9, v: '2026-11-27', w: 10 });
+  const parts = splitDeliveryPath(path);
+  assert.equal(parts?.signedPart, `w:10/v:2026-11-27/exp:9/${encodeURIComponent(SOURCE)}`);
+  assert.ok(signatureMatches('imgpd_s', parts.signedPart, parts.signature));
+  const bumped = parts.signedPart.replace('v:2026-11-27', 'v:2026-11-28');
+  assert.equal(signatureMatches('imgpd_s', bumped, parts.signature), false);
+  const one = parseDeliveryRequest(parts.signedPart, schema);
+  const other = parseDeliveryRequest(bumped, schema);
+  assert.notEqual(one.normalisedOptions, other.normalisedOptions);
+  assert.equal(one.normalisedOptions, 'w:10/v:2026-11-27');
+  assert.deepEqual(one.operations, { resize: { w: 10, h: undefined, fit: undefined } });
+});
+
+test('delivery url: a v: token is 1 to 32 of [A-Za-z0-9_-]', () => {
+  for (const token of ['a', 'A-z_09', 'x'.repeat(32)]) {
+    assert.equal(parseDeliveryRequest(`v:${token}/${encodeURIComponent(SOURCE)}`, schema).normalisedOptions, `v:${token}`);
+  }
+  for (const token of ['', 'x'.repeat(33), 'a.b', 'a%20b', 'ä']) {
+    assert.throws(
+      () => parseDeliveryRequest(`v:${token}/${encodeURIComponent(SOURCE)}`, schema),
+      (err: unknown) => err instanceof ApiError && err.code === 'invalid_operations' && err.message.includes('option v'),
+      token,
+    );
+  }
+});
+
+test('cache tags: the account and the source as hashed tokens, never the source URL or the account id', () => {
+  const tags = deliveryTags('acc-1', SOURCE);
+  assert.match(tags.account, /^imgpipe-a-[0-9a-f]{24}$/);
+  assert.match(tags.source, /^imgpipe-s-[0-9a-f]{24}$/);
+  assert.equal(tags.account, accountTag('acc-1'));
+  assert.notEqual(deliveryTags('acc-2', SOURCE).source, tags.source);
+  assert.notEqual(deliveryTags('acc-1', `${SOURCE}x`).source, tags.source);
+  assert.ok(!tags.source.includes('images') && !tags.account.includes('acc-1'));
+});
+
 test('negotiation: AVIF over WebP over legacy; wildcards and q=0 accept neither; no Accept is legacy', () => {
   assert.equal(negotiateFormat('image/avif,image/webp,image/apng,*/*;q=0.8'), 'avif');
   assert.equal(negotiateFormat('image/webp,*/*'), 'webp');
@@ -100,8 +138,8 @@ test('negotiation: AVIF over WebP over legacy; wildcards and q=0 accept neither;
   assert.equal(negotiateFormat(''), 'legacy');
 });
 
-test('result cache: keys differ by account, source, options and negotiated format', () => {
-  const base = { accountId: 'a', source: 's', options: 'w:1', format: 'webp' };
+test('result cache: keys differ by account, source, options (v: among them), negotiated format and purge generations', () => {
+  const base = { accountId: 'a', source: 's', options: 'w:1', format: 'webp', purges: '0.0' };
   const keys = new Set(
     [
       base,
@@ -109,9 +147,12 @@ test('result cache: keys differ by account, source, options and negotiated forma
       { ...base, source: 't' },
       { ...base, options: 'w:2' },
       { ...base, format: 'avif' },
+      { ...base, options: 'w:1/v:2' },
+      { ...base, purges: '1.0' },
+      { ...base, purges: '0.1' },
     ].map(resultCacheKey),
   );
-  assert.equal(keys.size, 5);
+  assert.equal(keys.size, 8);
 });
 
 const result = (bytes: number) => ({
@@ -127,7 +168,7 @@ const result = (bytes: number) => ({
 test('result cache: stays within its byte bound, evicting the least recently used first', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-cache-'));
   const cache = openResultCache(dir, 16_000, () => undefined);
-  const key = (n: number) => resultCacheKey({ accountId: 'a', source: String(n), options: '', format: 'x' });
+  const key = (n: number) => resultCacheKey({ accountId: 'a', source: String(n), options: '', format: 'x', purges: '0.0' });
   for (let n = 1; n <= 16; n++) await cache.getOrProduce(key(n), async () => result(880));
   assert.ok(await cache.get(key(1)), 'key 1 read: now the most recently used');
   await cache.getOrProduce(key(17), async () => result(880));
@@ -143,7 +184,7 @@ test("result cache: one account's misses evict its own results once over its sha
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-cache-'));
   const cache = openResultCache(dir, 16_000, () => undefined);
   const key = (accountId: string, n: number) =>
-    resultCacheKey({ accountId, source: String(n), options: '', format: 'x' });
+    resultCacheKey({ accountId, source: String(n), options: '', format: 'x', purges: '0.0' });
   for (let n = 1; n <= 5; n++) await cache.getOrProduce(key('b', n), async () => result(880));
   for (let n = 1; n <= 40; n++) await cache.getOrProduce(key('a', n), async () => result(880));
   assert.ok(cache.bytes <= 16_000);
@@ -159,7 +200,7 @@ test("result cache: one account's misses evict its own results once over its sha
 test('result cache: an account alone may fill it; newcomers within their share take room from the largest', async () => {
   const cache = openResultCache(mkdtempSync(join(tmpdir(), 'imgpipe-cache-')), 16_000, () => undefined);
   const key = (accountId: string, n: number) =>
-    resultCacheKey({ accountId, source: String(n), options: '', format: 'x' });
+    resultCacheKey({ accountId, source: String(n), options: '', format: 'x', purges: '0.0' });
   for (let n = 1; n <= 16; n++) await cache.getOrProduce(key('a', n), async () => result(880));
   assert.ok(await cache.get(key('a', 1)), 'a free cache is all one account may use');
   for (let n = 1; n <= 4; n++) await cache.getOrProduce(key('b', n), async () => result(880));

@@ -5,12 +5,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { absentAsEmpty } from '../schemas.ts';
-import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
+import { usageMonth } from '../../accounts/quota.ts';
+import { takeQuotaUnit, type QuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
 import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
 import { negotiateFormat, type NegotiatedFormat } from '../../delivery/negotiate.ts';
-import { resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
+import { accountTag, deliveryTags, PURGE_GENERATION_TTL_MS } from '../../delivery/derivatives.ts';
+import { derivativeHash, resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
 import {
   allowedOrigins,
   recordDeliveryImage,
@@ -24,7 +26,7 @@ import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { observeFetch } from '../../metrics.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
-import { findDeliverySigner } from '../../store/delivery.ts';
+import { claimDeliveryCharge, findDeliverySigner, releaseDeliveryCharge } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { success, BEARER, errorAnswers, header, type Headers } from '../openapi.ts';
 import { OUTPUT_HEADERS } from './image.ts';
@@ -32,13 +34,18 @@ import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
 \`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments \`w:800\`, \`h:600\`,
-\`fit:cover\`, \`f:auto|jpeg|png|webp|avif\`, \`q:80\`, \`strip:false\`, \`exp:<unix seconds>\` (any order, each at most
-once); the source is the image URL percent-encoded as one segment (encodeURIComponent). The signature is the
+\`fit:cover\`, \`f:auto|jpeg|png|webp|avif\`, \`q:80\`, \`strip:false\`, \`v:<token>\` (a version, 1-32 of
+[A-Za-z0-9_-], part of the cache key: change it when the source image changes), \`exp:<unix seconds>\` (any order,
+each at most once); the source is the image URL percent-encoded as one segment (encodeURIComponent). The signature is the
 HMAC-SHA-256, base64url without padding, of everything after it as sent, under the account's delivery secret
 (POST /v1/delivery/secret). \`f:auto\` answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with
-Vary: Accept. A result is cached per instance (DELIVERY_CACHE_BYTES); a miss counts one quota unit, a hit or a
-304 none. Answers carry Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong
-ETag, and X-Service-Cache: hit or miss. See docs/delivery.md.`;
+Vary: Accept. A result is cached per instance (DELIVERY_CACHE_BYTES); a derivative (account, source, options,
+negotiated format) counts one quota unit per calendar month however many instances make it and however often it is
+evicted (recorded in the store); a hit or a 304 counts none. POST /v1/delivery/purge makes the account's
+derivatives anew (each counts again once). Answers carry Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS
+(less when exp: is nearer), a strong ETag, X-Service-Cache: hit or miss, and Cache-Tag (comma-separated) and
+Surrogate-Key (space-separated) naming the account (imgpipe-a-<24 hex>) and the source (imgpipe-s-<24 hex>). See
+docs/delivery.md.`;
 
 const DELIVERY_HEADERS: Headers = {
   ...OUTPUT_HEADERS,
@@ -51,8 +58,18 @@ const DELIVERY_HEADERS: Headers = {
   Vary: header('string', 'Accept on f:auto answers (the format follows it).', { example: 'Accept' }),
   'X-Service-Cache': header(
     'string',
-    "hit: served from the instance's result cache (no unit); miss: processed now (one unit).",
+    "hit: served from the instance's result cache (no unit); miss: made now (one unit, unless this derivative was already charged this month).",
     { enum: ['hit', 'miss'] },
+  ),
+  'Cache-Tag': header(
+    'string',
+    'The account (imgpipe-a-<24 hex of sha256(account id)>) and the source (imgpipe-s-<24 hex of sha256(account id, LF, source URL)>), comma-separated: purge a CDN by tag (Cloudflare).',
+    { example: 'imgpipe-a-3f1c0e9d2b7a4c5e6f708192,imgpipe-s-9a8b7c6d5e4f30211f2e3d4c' },
+  ),
+  'Surrogate-Key': header(
+    'string',
+    'The same two tags space-separated: purge a CDN by surrogate key (Fastly, Akamai cache tags).',
+    { example: 'imgpipe-a-3f1c0e9d2b7a4c5e6f708192 imgpipe-s-9a8b7c6d5e4f30211f2e3d4c' },
   ),
 };
 
@@ -187,6 +204,59 @@ const ORIGINS_SCHEMA = {
   },
 };
 
+const purgeBodySchema = z.preprocess(
+  absentAsEmpty,
+  z
+    .object({
+      source: z
+        .string()
+        .min(1)
+        .max(8192)
+        .optional()
+        .describe(
+          'The source image URL exactly as your delivery URLs carry it (decoded): its derivatives only.',
+        ),
+      all: z.literal(true).optional().describe('true: every derivative of the account.'),
+    })
+    .refine((body) => (body.source === undefined) !== (body.all === undefined), {
+      error: 'give either "source" (an image URL) or "all": true',
+    })
+    .describe('What to purge: one source, or all of the account’s sources.'),
+);
+
+const purgeSchema = z.looseObject({
+  accountId: z.string(),
+  purged: z.enum(['source', 'all']).describe('What was purged.'),
+  generation: z
+    .number()
+    .int()
+    .describe('The purge generation now in force for it (every purge adds one; part of the cache key).'),
+  tags: z
+    .array(z.string())
+    .describe(
+      'The Cache-Tag / Surrogate-Key to purge at your CDN for the same effect: the source tag, or the account tag for all.',
+    ),
+  effectiveWithinSeconds: z
+    .number()
+    .describe(
+      'Every instance makes the purged derivatives anew within this many seconds (each counts again once).',
+    ),
+});
+
+const PURGE_SCHEMA = {
+  operationId: 'purgeDelivery',
+  tags: ['Images'],
+  summary: "Make an account's delivery derivatives anew (one source, or all)",
+  description:
+    'Every instance makes the purged derivatives anew on their next request, within a few seconds and without a restart (the shipped nginx cache too); each counts one unit again when made. Cached copies in browsers and in your CDN stay until their max-age: purge your CDN by the answer’s tags, or put a new v:<token> in the URL. See docs/delivery.md.',
+  security: BEARER,
+  body: purgeBodySchema,
+  response: {
+    ...success(200, 'Purged.', purgeSchema),
+    ...errorAnswers(['invalid_request', 'store_unavailable'], { auth: true }),
+  },
+};
+
 function settingsView(ctx: AppContext, accountId: string, signer: DeliverySigner | undefined) {
   return {
     accountId,
@@ -227,9 +297,11 @@ function notModified(request: FastifyRequest, etag: string): boolean {
 }
 
 /**
- * A miss: reserve a unit, fetch through the SSRF guard, take a slot, process; the unit counts once the image
- * exists (it is cached and later requests are free, so a client leaving early does not get it refunded) and is
- * refunded on every failure.
+ * A miss: the derivative is charged unless another instance (or an earlier make, evicted since) charged it this
+ * month: the first to record it reserves a unit, which counts once the image exists (it is cached and later
+ * requests are free, so a client leaving early does not get it refunded); on every failure the unit is refunded
+ * and the record dropped, so the next miss charges it. A miss that is not charged still takes a fetch slot of the
+ * account's share, a job slot and every size limit.
  */
 async function processMiss(
   ctx: AppContext,
@@ -237,10 +309,21 @@ async function processMiss(
   delivery: DeliveryRequest,
   /** The negotiated class of `f:auto`; undefined for a URL that names its format (or none). */
   negotiated: NegotiatedFormat | undefined,
+  derivative: string,
 ): Promise<Omit<CachedResult, 'etag'>> {
   const { config } = ctx;
-  const unit = await takeQuotaUnit(ctx, signer);
+  const now = new Date();
+  const month = usageMonth(now);
+  const charged = await claimDeliveryCharge(
+    ctx.store.db,
+    signer.accountId,
+    month,
+    derivative,
+    now.toISOString(),
+  );
+  let unit: QuotaUnit | undefined;
   try {
+    if (charged) unit = await takeQuotaUnit(ctx, signer);
     // The allowed origins hold for every hop: a redirect cannot take the fetch to another origin.
     const origins = allowedOrigins(signer);
     const input = await observeFetch(
@@ -258,11 +341,19 @@ async function processMiss(
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
     const out = await runImageJob(ctx, input, operations, new AbortController().signal);
-    await unit.count();
-    await recordDeliveryImage(ctx.store.db, signer.accountId);
+    if (unit) {
+      await unit.count();
+      await recordDeliveryImage(ctx.store.db, signer.accountId);
+    }
     return out;
   } catch (err) {
-    await unit.refund();
+    if (charged) {
+      await unit?.refund();
+      // The answer is the failure's; a record left behind (store down) only makes this derivative free.
+      await releaseDeliveryCharge(ctx.store.db, signer.accountId, month, derivative).catch((cause: unknown) =>
+        ctx.log.warn({ err: cause }, 'delivery: dropping the charge of a failed derivative failed'),
+      );
+    }
     throw err;
   }
 }
@@ -273,12 +364,16 @@ function answer(
   reply: FastifyReply,
   result: CachedResult,
   delivery: DeliveryRequest,
+  accountId: string,
   cache: 'hit' | 'miss',
 ) {
+  const tags = deliveryTags(accountId, delivery.source);
   reply.headers({
     'Cache-Control': cacheControl(ctx, delivery.expiresAt),
     ETag: result.etag,
     'X-Service-Cache': cache,
+    'Cache-Tag': `${tags.account},${tags.source}`,
+    'Surrogate-Key': `${tags.account} ${tags.source}`,
   });
   if (delivery.autoFormat) reply.header('Vary', 'Accept');
   if (notModified(request, result.etag)) {
@@ -314,16 +409,17 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
     }
     checkAllowedOrigin(allowedOrigins(signer), delivery.source);
     const negotiated = delivery.autoFormat ? negotiateFormat(request.headers.accept) : undefined;
-    const key = resultCacheKey({
+    const parts = {
       accountId: signer.accountId,
       source: delivery.source,
       options: delivery.normalisedOptions,
       format: negotiated ?? 'as-named',
-    });
-    const { result, fresh } = await ctx.deliveryCache.getOrProduce(key, () =>
-      processMiss(ctx, signer, delivery, negotiated),
+      purges: await ctx.deliveryPurges.of(signer.accountId, delivery.source),
+    };
+    const { result, fresh } = await ctx.deliveryCache.getOrProduce(resultCacheKey(parts), () =>
+      processMiss(ctx, signer, delivery, negotiated, derivativeHash(parts)),
     );
-    return answer(ctx, request, reply, result, delivery, fresh ? 'miss' : 'hit');
+    return answer(ctx, request, reply, result, delivery, signer.accountId, fresh ? 'miss' : 'hit');
   });
 
   await app.register(async (noBody) => {
@@ -341,6 +437,24 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
       },
     );
   });
+
+  app.post(
+    '/v1/delivery/purge',
+    { onRequest: requireApiKey(ctx), schema: PURGE_SCHEMA },
+    async (request, reply) => {
+      const { accountId } = accountOf(request);
+      const { source } = request.body;
+      const generation = await ctx.deliveryPurges.purge(accountId, source);
+      reply.header('Cache-Control', 'no-store');
+      return {
+        accountId,
+        purged: source === undefined ? ('all' as const) : ('source' as const),
+        generation,
+        tags: [source === undefined ? accountTag(accountId) : deliveryTags(accountId, source).source],
+        effectiveWithinSeconds: Math.ceil(PURGE_GENERATION_TTL_MS / 1000),
+      };
+    },
+  );
 
   app.get(
     '/v1/delivery',
