@@ -108,12 +108,16 @@ test('delivery url: v: is signed, in canonical place before exp:, and part of th
 
 test('delivery url: a v: token is 1 to 32 of [A-Za-z0-9_-]', () => {
   for (const token of ['a', 'A-z_09', 'x'.repeat(32)]) {
-    assert.equal(parseDeliveryRequest(`v:${token}/${encodeURIComponent(SOURCE)}`, schema).normalisedOptions, `v:${token}`);
+    assert.equal(
+      parseDeliveryRequest(`v:${token}/${encodeURIComponent(SOURCE)}`, schema).normalisedOptions,
+      `v:${token}`,
+    );
   }
   for (const token of ['', 'x'.repeat(33), 'a.b', 'a%20b', 'ä']) {
     assert.throws(
       () => parseDeliveryRequest(`v:${token}/${encodeURIComponent(SOURCE)}`, schema),
-      (err: unknown) => err instanceof ApiError && err.code === 'invalid_operations' && err.message.includes('option v'),
+      (err: unknown) =>
+        err instanceof ApiError && err.code === 'invalid_operations' && err.message.includes('option v'),
       token,
     );
   }
@@ -168,7 +172,8 @@ const result = (bytes: number) => ({
 test('result cache: stays within its byte bound, evicting the least recently used first', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-cache-'));
   const cache = openResultCache(dir, 16_000, () => undefined);
-  const key = (n: number) => resultCacheKey({ accountId: 'a', source: String(n), options: '', format: 'x', purges: '0.0' });
+  const key = (n: number) =>
+    resultCacheKey({ accountId: 'a', source: String(n), options: '', format: 'x', purges: '0.0' });
   for (let n = 1; n <= 16; n++) await cache.getOrProduce(key(n), async () => result(880));
   assert.ok(await cache.get(key(1)), 'key 1 read: now the most recently used');
   await cache.getOrProduce(key(17), async () => result(880));
