@@ -128,7 +128,7 @@ export function createMetrics(
   });
   const deliveries = new Counter({
     name: 'imgpipe_delivery_requests_total',
-    help: 'Delivery URL images answered: hit and not_modified from the result cache, miss processed (one unit).',
+    help: 'Delivery URL images answered: hit and not_modified from the result cache, miss made now (one unit unless the derivative was charged this month).',
     labelNames: ['result'] as const,
     registers,
   });

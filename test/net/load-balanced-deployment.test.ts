@@ -1,6 +1,7 @@
 // The deployment compose.yaml ships, tested as shipped: Debian's nginx running deploy/nginx.conf (only the upstream
 // host names and the listen port replaced by local ones) in front of two `imgpipe serve` on one PostgreSQL
-// database, with compose.yaml's environment for the instances and PUBLIC_BASE_URL the proxy's address.
+// database, with compose.yaml's environment for the instances and PUBLIC_BASE_URL the proxy's address; and delivery
+// URLs through nginx's own cache in front of them (issue 44).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,11 +11,15 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { findAccountByEmail } from '../../src/store/accounts.ts';
+import { generateApiKey, hashApiKey } from '../../src/accounts/api-key.ts';
+import { deliveryPath } from '../../src/delivery/url.ts';
+import { findAccountByEmail, findOrCreateAccount } from '../../src/store/accounts.ts';
+import { insertApiKeyUnlessActive } from '../../src/store/keys.ts';
 import type { Store } from '../../src/store/db.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
 import { freePort, runCli, startServerProcess, type ServerProcess } from '../helpers/processes.ts';
+import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 import { linkOf, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { killOnExit } from '../helpers/spawned.ts';
 import { createTestDatabase, openTestStore, skipReason } from '../helpers/store-dialects.ts';
@@ -47,12 +52,21 @@ function composeEnvironment(): Record<string, string> {
   return env;
 }
 
-/** deploy/nginx.conf as shipped, with only the upstream servers and the listen port made local. */
-function shippedNginxConf(instancePorts: number[], listenPort: number): string {
+/**
+ * deploy/nginx.conf as shipped, with only the upstream servers, the listen port and the delivery cache's folder
+ * made local.
+ */
+function shippedNginxConf(instancePorts: number[], listenPort: number, cacheDir: string): string {
   const shipped = readFileSync('deploy/nginx.conf', 'utf8');
-  const upstreams = [...shipped.matchAll(/server imgpipe-(\d):3000\b/g)];
-  assert.equal(upstreams.length, instancePorts.length, 'deploy/nginx.conf names the two instances');
-  let conf = shipped.replace(
+  const upstreams = new Set([...shipped.matchAll(/server imgpipe-(\d):3000\b/g)].map((m) => m[1]));
+  assert.equal(upstreams.size, instancePorts.length, 'deploy/nginx.conf names the two instances');
+  assert.match(
+    shipped,
+    /proxy_cache_path \/var\/cache\/nginx\/imgpipe /,
+    'the delivery cache is in the image',
+  );
+  let conf = shipped.replace('proxy_cache_path /var/cache/nginx/imgpipe ', `proxy_cache_path ${cacheDir} `);
+  conf = conf.replace(
     /server imgpipe-(\d):3000\b/g,
     (_, n: string) => `server 127.0.0.1:${instancePorts[Number(n) - 1]}`,
   );
@@ -72,7 +86,7 @@ async function startNginx(t: TestContext, instancePorts: number[], port: number)
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-nginx-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
-  writeFileSync(join(dir, 'imgpipe.conf'), shippedNginxConf(instancePorts, port));
+  writeFileSync(join(dir, 'imgpipe.conf'), shippedNginxConf(instancePorts, port, join(dir, 'cache')));
   // What the nginx image's /etc/nginx/nginx.conf gives the included file: an http block, here with local paths.
   writeFileSync(
     join(dir, 'nginx.conf'),
@@ -354,5 +368,103 @@ test(
         assert.ok((await counter(survivor, 'imgpipe_abandoned_units_refunded_total')) >= 1);
       },
     );
+  },
+);
+
+test(
+  'delivery through the shipped nginx: one URL 50 times from two Accept classes makes 2 derivatives on one instance, 1 origin fetch and 1 unit each; a purge reaches the nginx cache within seconds',
+  { skip },
+  async (t) => {
+    const database = await createTestDatabase('postgres');
+    t.after(() => database.drop());
+    const proxyPort = await freePort();
+    const env = {
+      ...composeEnvironment(),
+      DATABASE_URL: database.url,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${proxyPort}`,
+      // The origin below is on loopback: the documented way to allow a local source.
+      FETCH_ALLOW_CIDRS: '127.0.0.0/8',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+    };
+    const dataDirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'imgpipe-lb-')));
+    t.after(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+    const servers = await Promise.all(dataDirs.map((DATA_DIR) => startServerProcess({ ...env, DATA_DIR })));
+    t.after(() => Promise.all(servers.map((s) => s.stop())));
+    const proxy = await startNginx(
+      t,
+      servers.map((s) => Number(new URL(s.url).port)),
+      proxyPort,
+    );
+    let source = corpus('hopper.jpg');
+    const origin = await startOrigin(t, (_req, res) => sendImage(res, source));
+    const store: Store = await openTestStore(database);
+    t.after(() => store.close());
+    const account = await findOrCreateAccount(store.db, 'delivery@example.com');
+    const key = generateApiKey();
+    assert.ok(await insertApiKeyUnlessActive(store.db, account.id, hashApiKey(key)));
+    const api = (path: string, init: { method?: string; body?: string } = {}) =>
+      request(`${proxy.url}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      });
+    const secret = (await (await api('/v1/delivery/secret', { method: 'POST' })).body.json()) as {
+      accountId: string;
+      secret: string;
+    };
+    const sourceUrl = origin.url('/photo.jpg');
+    const path = deliveryPath(secret.accountId, secret.secret, sourceUrl, { w: 120, f: 'auto' });
+    const unitsUsed = async () =>
+      ((await (await api('/v1/account')).body.json()) as { quota: { used: number } }).quota.used;
+    // Two spellings of each class, as different browsers write them.
+    const accepts: [string, string][] = [
+      ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'avif'],
+      ['image/avif,image/webp,*/*', 'avif'],
+      ['image/webp,*/*', 'webp'],
+      ['image/webp,image/png,image/*;q=0.8,*/*;q=0.5', 'webp'],
+    ];
+    const view = async (accept: string) => {
+      const res = await request(`${proxy.url}${path}`, { headers: { accept } });
+      const body = Buffer.from(await res.body.arrayBuffer());
+      return { status: res.statusCode, type: res.headers['content-type'], etag: res.headers.etag, body };
+    };
+    for (let round = 0; round < 5; round++) {
+      const views = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => accepts[i % accepts.length] as [string, string]).map(
+          async ([accept, format]) => ({ format, ...(await view(accept)) }),
+        ),
+      );
+      for (const v of views) {
+        assert.equal(v.status, 200, v.body.toString().slice(0, 300));
+        assert.equal(v.type, `image/${v.format}`);
+      }
+    }
+    const misses = await Promise.all(
+      servers.map((s) => counter(s, 'imgpipe_delivery_requests_total', 'result="miss"')),
+    );
+    assert.deepEqual(
+      [...misses].sort(),
+      [0, 2],
+      'both derivatives made once, on the one instance the path hashes to',
+    );
+    assert.equal(origin.requests.length, 2, 'one origin fetch per derivative');
+    assert.equal(await unitsUsed(), 2, 'one unit per Accept class');
+
+    // The image changes at the origin; a purge through nginx makes the nginx cache answer the new one.
+    const before = (await view('image/webp,*/*')).etag;
+    source = corpus('Landscape_1.jpg');
+    const purged = await api('/v1/delivery/purge', {
+      method: 'POST',
+      body: JSON.stringify({ source: sourceUrl }),
+    });
+    assert.equal(purged.statusCode, 200);
+    let etag = before;
+    for (let i = 0; i < 100 && etag === before; i++) {
+      await sleep(100);
+      etag = (await view('image/webp,*/*')).etag;
+    }
+    assert.notEqual(etag, before, 'nginx answers the derivative made anew');
+    assert.equal(await unitsUsed(), 3, 'the purged derivative counted once more');
+    assert.equal(proxy.errorLog().includes('[emerg]'), false);
   },
 );
