@@ -170,6 +170,16 @@ export declare class ImgpipeClient {
   rotateDeliverySecret(): Promise<DeliverySecret>;
   getDelivery(): Promise<DeliverySettings>;
   setDeliveryOrigins(origins: string[]): Promise<DeliverySettings>;
+  purgeDelivery(target: { source: string } | { all: true }): Promise<DeliveryPurge>;
+}
+
+export interface DeliveryPurge {
+  accountId: string;
+  purged: 'source' | 'all';
+  generation: number;
+  /** The Cache-Tag / Surrogate-Key to purge at a CDN in front. */
+  tags: string[];
+  effectiveWithinSeconds: number;
 }
 
 export interface DeliverySecret {
@@ -202,7 +212,12 @@ export interface DeliveryUrlOptions {
   format?: OutputFormat | 'auto';
   quality?: number;
   strip?: boolean;
-  /** After this the URL answers 403 url_expired: a Date or unix seconds. */
+  /**
+   * `v:<token>`, 1 to 32 of `[A-Za-z0-9_-]`: a version you change when the source image changes (signed, part of
+   * the cache key), so a stable URL still shows the new image.
+   */
+  version?: string;
+  /** After this the URL answers 403 url_expired: a Date or unix seconds. Only for private images (docs/delivery.md). */
   expires?: Date | number;
 }
 

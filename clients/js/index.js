@@ -268,6 +268,14 @@ export class ImgpipeClient {
   setDeliveryOrigins(origins) {
     return this.json('PUT', '/v1/delivery/origins', { makeBody: () => ({ origins }) });
   }
+
+  /**
+   * Makes every instance make the account's delivery images anew: `{ source: url }` for one source image, or
+   * `{ all: true }`. Answers `{ purged, generation, tags, effectiveWithinSeconds }`; purge your CDN by `tags`.
+   */
+  purgeDelivery(target) {
+    return this.json('POST', '/v1/delivery/purge', { makeBody: () => target });
+  }
 }
 
 /** Option names of a delivery URL, in the order the server writes them (any order verifies). */
@@ -278,6 +286,7 @@ const DELIVERY_OPTIONS = [
   ['format', 'f'],
   ['quality', 'q'],
   ['strip', 'strip'],
+  ['version', 'v'],
   ['expires', 'exp'],
 ];
 

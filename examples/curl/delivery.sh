@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Print a signed delivery URL (400 px wide WebP, valid one hour) for an image URL; openssl signs it.
-# Usage: IMGPIPE_URL=… IMGPIPE_ACCOUNT=… IMGPIPE_DELIVERY_SECRET=… delivery.sh https://example.com/a.jpg
+# Print a stable signed delivery URL (400 px wide WebP) for an image URL; openssl signs it. The same URL on every
+# page render, so browsers and CDNs reuse it; give a version (v:) when the image changes.
+# Usage: IMGPIPE_URL=… IMGPIPE_ACCOUNT=… IMGPIPE_DELIVERY_SECRET=… delivery.sh https://example.com/a.jpg [version]
 set -euo pipefail
 encode() { # percent-encode every byte but A-Z a-z 0-9 . _ ~ -, as encodeURIComponent does
   local LC_ALL=C s="$1" out="" c i
@@ -10,7 +11,7 @@ encode() { # percent-encode every byte but A-Z a-z 0-9 . _ ~ -, as encodeURIComp
   done
   printf '%s' "$out"
 }
-signed="w:400/f:webp/exp:$(($(date +%s) + 3600))/$(encode "$1")"
+signed="w:400/f:webp/${2:+v:$2/}$(encode "$1")"
 signature=$(printf '%s' "$signed" | openssl dgst -sha256 -hmac "$IMGPIPE_DELIVERY_SECRET" -binary |
   openssl base64 -A | tr '+/' '-_' | tr -d '=')
 echo "$IMGPIPE_URL/v1/u/$IMGPIPE_ACCOUNT/$signature/$signed"

@@ -1,4 +1,5 @@
-// Print a signed delivery URL (400 px wide WebP, valid one hour) for an image URL. Usage: node delivery.mjs https://…
+// Print a stable signed delivery URL (400 px wide WebP) for an image URL: the same URL on every page render, so
+// browsers and CDNs reuse it. Give a version when the image changes. Usage: node delivery.mjs https://… [version]
 import { deliveryUrl } from '@imgpipe/client';
 
 const { IMGPIPE_URL, IMGPIPE_ACCOUNT, IMGPIPE_DELIVERY_SECRET } = process.env;
@@ -8,6 +9,6 @@ const url = await deliveryUrl(process.argv[2], {
   secret: IMGPIPE_DELIVERY_SECRET,
   width: 400,
   format: 'webp',
-  expires: new Date(Date.now() + 3600_000),
+  version: process.argv[3],
 });
 console.log(url);
