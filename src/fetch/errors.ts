@@ -36,6 +36,10 @@ export function blockedUrl(what: string, detail: string): ApiError {
   );
 }
 
+/** What a blocked_url adds outside production (NODE_ENV development or test), never in production. */
+export const LOCAL_SOURCE_HINT =
+  'To try a source on this machine or your network in development, start the server with FETCH_ALLOW_CIDRS set to its range (e.g. FETCH_ALLOW_CIDRS=127.0.0.1/32) and use the address, not localhost (docs/delivery.md, "Try it on your machine")';
+
 export function tooManyRedirects(max: number): ApiError {
   return apiError('too_many_redirects', `The URL redirected more than ${max} times`);
 }

@@ -3,11 +3,11 @@ import type { ConnectionOptions } from 'node:tls';
 import { request } from 'undici';
 import type { Config } from '../config.ts';
 import type { SharedLimiter, SlotClaim } from '../limiter.ts';
-import { ApiError } from '../errors.ts';
+import { apiError, ApiError, isApiError } from '../errors.ts';
 import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
-import { fetchBusy, fetchFailed, fetchTimeout, tooManyRedirects } from './errors.ts';
+import { fetchBusy, fetchFailed, fetchTimeout, LOCAL_SOURCE_HINT, tooManyRedirects } from './errors.ts';
 import { PACKAGE_VERSION } from '../paths.ts';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -158,16 +158,11 @@ export interface FetchImageDeps {
   fetcher: UrlFetcher;
   /** MAX_CONCURRENT_FETCHES slots of this instance, shared fairly between accounts and free probes. */
   fetches: SharedLimiter;
-  config: Pick<Config, 'fetchAllowCidrs'>;
+  config: Pick<Config, 'fetchAllowCidrs' | 'isProduction'>;
 }
 
-/**
- * Fetches the image bytes behind `rawUrl` with one of MAX_CONCURRENT_FETCHES slots, taken for `claim` (the
- * account, and whether the request is a free probe).
- * Errors: bad_url, bad_url_scheme, blocked_url, fetch_busy, too_many_redirects, fetch_failed,
- * fetch_timeout, image_too_large, and whatever `options.checkUrl` throws.
- */
-export async function fetchImage(
+/** fetchImage without the development hint: the checks, a slot, the fetch. */
+async function fetchWithSlot(
   deps: FetchImageDeps,
   rawUrl: string,
   claim: SlotClaim,
@@ -182,5 +177,33 @@ export async function fetchImage(
     return await deps.fetcher.fetch(url, options);
   } finally {
     slot.release();
+  }
+}
+
+/**
+ * Outside production a blocked_url also says how to allow a source on this machine or the local network (a trial
+ * with a local origin is the usual cause). It still names no address; production answers keep today's wording.
+ */
+function withLocalSourceHint(err: unknown): unknown {
+  if (!isApiError(err) || err.code !== 'blocked_url') return err;
+  return apiError('blocked_url', `${err.message}. ${LOCAL_SOURCE_HINT}`, { cause: err.cause });
+}
+
+/**
+ * Fetches the image bytes behind `rawUrl` with one of MAX_CONCURRENT_FETCHES slots, taken for `claim` (the
+ * account, and whether the request is a free probe).
+ * Errors: bad_url, bad_url_scheme, blocked_url, fetch_busy, too_many_redirects, fetch_failed,
+ * fetch_timeout, image_too_large, and whatever `options.checkUrl` throws.
+ */
+export async function fetchImage(
+  deps: FetchImageDeps,
+  rawUrl: string,
+  claim: SlotClaim,
+  options: FetchOptions = {},
+): Promise<Buffer> {
+  try {
+    return await fetchWithSlot(deps, rawUrl, claim, options);
+  } catch (err) {
+    throw deps.config.isProduction ? err : withLocalSourceHint(err);
   }
 }

@@ -65,3 +65,26 @@ test('error hints: invalid operations JSON shows what arrived; format "jpg" asks
   assert.equal(jpg.code, 'invalid_operations');
   assert.match(jpg.message, /did you mean "jpeg"\?/);
 });
+
+test('blocked_url: outside production the message says how to allow a local source; in production it says no more than before', async (t) => {
+  const ask = async (env: Record<string, string>) => {
+    const { url, auth } = await startTestServer(t, env);
+    const res = await fetch(`${url}/v1/image`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/a.jpg', operations: {} }),
+    });
+    assert.equal(res.status, 400);
+    return ((await res.json()) as { error: { code: string; message: string } }).error;
+  };
+  const development = await ask({});
+  assert.equal(development.code, 'blocked_url');
+  assert.match(development.message, /FETCH_ALLOW_CIDRS=127\.0\.0\.1\/32/);
+  assert.doesNotMatch(development.message, /127\.0\.0\.1:9/);
+  const production = await ask({ NODE_ENV: 'production' });
+  assert.deepEqual(production, {
+    code: 'blocked_url',
+    message:
+      'url resolves to a disallowed address (loopback, private, link-local or otherwise not public); only public addresses are fetched',
+  });
+});
