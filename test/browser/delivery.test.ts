@@ -57,4 +57,13 @@ test('delivery in the browser: /account shows a new secret once and saves origin
   assert.equal(await page.$eval('#delivery-img', (img) => (img as HTMLImageElement).naturalWidth), 120);
   const usage = await testApp.app.inject({ url: '/v1/account', headers: testApp.auth });
   assert.equal(usage.json().deliveryImages, 1);
+
+  // A URL the server refuses: the reason is shown as the form shows its errors, not as a broken image.
+  await page.fill('#delivery-secret', `${secret}x`);
+  await page.click('#copy-delivery');
+  await page.waitForSelector('#delivery-error:not([hidden])');
+  assert.match((await page.textContent('#delivery-error')) ?? '', /^403 invalid_url_signature: /);
+  assert.equal(await page.$eval('#delivery-img', (img) => (img as HTMLImageElement).hidden), true);
+  const shot = process.env.SCREENSHOT_DIR;
+  if (shot) await page.screenshot({ path: `${shot}/playground-delivery-error.png`, fullPage: true });
 });

@@ -1,5 +1,6 @@
 // owns: the playground's "Copy as delivery URL": signs the form's options for an image URL with a delivery secret
-// typed in this tab (Web Crypto HMAC-SHA-256, as clients/js deliveryUrl), copies the URL and shows its image.
+// typed in this tab (Web Crypto HMAC-SHA-256, as clients/js deliveryUrl), copies the URL and shows its image, or
+// the error the URL answers, as the form shows its own.
 const $ = (id) => document.getElementById(id);
 
 /** The form's options as delivery URL segments, in the server's order; only what the user set. */
@@ -53,8 +54,22 @@ $('copy-delivery').addEventListener('click', async () => {
   const prefix = `${window.location.origin}/v1/u/${encodeURIComponent(settings.accountId)}/`;
   const url = `${prefix}${await hmacBase64url(secret, signed)}/${signed}`;
   $('delivery-url').textContent = url;
-  $('delivery-img').src = url;
-  $('delivery-img').hidden = false;
+  $('delivery-img').hidden = true;
+  // Fetched here rather than by the <img>, which would show a broken image without its reason. The Accept is a
+  // browser's image Accept, so f:auto makes the derivative an <img> of this browser gets.
+  try {
+    const preview = await fetch(url, { headers: { accept: 'image/avif,image/webp,*/*' } });
+    if (!preview.ok) {
+      const err = (await preview.json().catch(() => ({}))).error;
+      showError(err ? `${preview.status} ${err.code}: ${err.message}` : `HTTP ${preview.status}`);
+    } else {
+      if ($('delivery-img').src.startsWith('blob:')) URL.revokeObjectURL($('delivery-img').src);
+      $('delivery-img').src = URL.createObjectURL(await preview.blob());
+      $('delivery-img').hidden = false;
+    }
+  } catch (err) {
+    showError(`The request failed: ${err.message}`);
+  }
   try {
     await navigator.clipboard.writeText(url);
     $('copy-delivery').textContent = 'Copied';
