@@ -1,116 +1,334 @@
-// owns: the delivery URL benchmark: a cache miss (fetch + process + a unit) against a cache hit and a 304, on the
-// service as a child process, with its CPU per request. Run: node --import tsx bench/delivery.ts [--quick]
+// owns: the delivery URL benchmark (`npm run bench -- --only delivery`): misses (fetch + process + a unit), hits and
+// 304s with the service's CPU per request, on one instance and through the shipped deploy/nginx.conf before two
+// instances on one store; and the hit ratio of a skewed (Zipf) mix of 1,000 URLs through nginx.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'undici';
 import { deliveryPath } from '../src/delivery/url.ts';
-import { jpegOfSize, loadBaseImage } from './inputs.ts';
-import { closedLoop, type Segment } from './load.ts';
-import { fmt, machineLines, table } from './report.ts';
-import { startService } from './service.ts';
+import { jpegOfSize, type BaseImage } from './inputs.ts';
+import { closedLoop } from './load.ts';
+import { fmt, table } from './report.ts';
+import { freePort, processCpuMs, randomDevKey, startService, type ServiceProcess } from './service.ts';
 
-const quick = process.argv.includes('--quick');
-const MISSES = quick ? 6 : 30;
-const HIT_SECONDS = quick ? 2 : 6;
+const NGINX = '/usr/sbin/nginx';
+const ZIPF_URLS = 1000;
+
+export interface DeliveryCounts {
+  /** Distinct URLs made one at a time for the miss rows. */
+  misses: number;
+  /** Seconds of each hit and 304 row. */
+  hitSeconds: number;
+  /** Requests of the Zipf mix. */
+  zipfRequests: number;
+}
+
+export const DELIVERY_COUNTS: Record<'quick' | 'full', DeliveryCounts> = {
+  quick: { misses: 4, hitSeconds: 1, zipfRequests: 600 },
+  full: { misses: 20, hitSeconds: 5, zipfRequests: 5000 },
+};
+
+const percent = (v: number) => `${(v * 100).toFixed(1)} %`;
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function main() {
-  const base = await loadBaseImage(false);
-  const input = await jpegOfSize(base.data, 3000, 2000);
-  const origin = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': input.length }).end(input);
-  });
-  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
-  const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
-  const service = await startService({ FETCH_ALLOW_CIDRS: '127.0.0.0/8', MAX_CONCURRENT_JOBS: '2' });
-  const pool = new Pool(service.origin, { connections: 2, pipelining: 1, keepAliveTimeout: 60_000 });
-  try {
-    const made = await fetch(`${service.origin}/v1/delivery/secret`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.apiKey}` },
-    });
-    const { accountId, secret } = (await made.json()) as { accountId: string; secret: string };
-    const path = (w: number) =>
-      deliveryPath(accountId, secret, `${originUrl}/photo.jpg`, { w, f: 'webp', q: 80 });
-    const get = async (p: string, headers: Record<string, string> = {}) => {
-      const res = await pool.request({ path: p, method: 'GET', headers });
-      await res.body.arrayBuffer();
-      return {
-        status: String(res.statusCode),
-        etag: String(res.headers.etag),
-        cache: res.headers['x-service-cache'],
-      };
-    };
+/** A seeded Zipf (s = 1) sampler over ranks 0…n-1: a few URLs take most views, as on a real site. */
+function zipfSampler(n: number, seed = 1): () => number {
+  const weights = Array.from({ length: n }, (_, i) => 1 / (i + 1));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const cumulative: number[] = [];
+  let sum = 0;
+  for (const w of weights) cumulative.push((sum += w / total));
+  let state = seed;
+  const random = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  return () => {
+    const r = random();
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cumulative[mid] as number) < r) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
 
-    // Misses: each URL once (a new width each), one at a time, so each row is one fetch + decode + encode.
+/** deploy/nginx.conf as shipped, its upstreams, listen port and cache folder made local, run in the foreground. */
+async function startNginx(
+  instances: string[],
+  dir: string,
+): Promise<{ origin: string; child: ChildProcess }> {
+  const port = await freePort();
+  for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
+  const conf = readFileSync('deploy/nginx.conf', 'utf8')
+    .replace(
+      /server imgpipe-(\d):3000\b/g,
+      (_, n: string) => `server ${new URL(instances[Number(n) - 1] as string).host}`,
+    )
+    .replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${port};`)
+    .replace('proxy_cache_path /var/cache/nginx/imgpipe ', `proxy_cache_path ${dir}/cache `);
+  writeFileSync(join(dir, 'imgpipe.conf'), conf);
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    [
+      'daemon off;',
+      'worker_processes 1;',
+      `user ${userInfo().username};`,
+      `pid ${dir}/nginx.pid;`,
+      `error_log ${dir}/error.log warn;`,
+      'events { worker_connections 512; }',
+      'http {',
+      '  access_log off;',
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
+      `  include ${dir}/imgpipe.conf;`,
+      '}',
+    ].join('\n'),
+  );
+  const child = spawn(NGINX, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
+    stdio: 'ignore',
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null)
+      throw new Error(`nginx exited: ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
+    if (
+      await fetch(`${origin}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { origin, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('nginx did not answer');
+}
+
+interface Row {
+  label: string;
+  requests: number;
+  cpuMs: number;
+  latencies: number[];
+  wallMs: number;
+  failures?: Record<string, number>;
+}
+
+/**
+ * Misses, hits and 304s against `entry` (an instance, or nginx before two): `cpu` reads the CPU of every process
+ * serving (the instances, and nginx).
+ */
+async function measureEntry(
+  entry: string,
+  path: (i: number) => string,
+  cpu: () => number,
+  counts: DeliveryCounts,
+  label: string,
+): Promise<Row[]> {
+  const pool = new Pool(entry, { connections: 2, pipelining: 1, keepAliveTimeout: 60_000 });
+  const get = async (p: string, headers: Record<string, string> = {}) => {
+    const res = await pool.request({
+      path: p,
+      method: 'GET',
+      headers: { accept: 'image/webp,*/*', ...headers },
+    });
+    await res.body.arrayBuffer();
+    return { status: String(res.statusCode), etag: String(res.headers.etag) };
+  };
+  try {
     const missLatencies: number[] = [];
-    const cpu0 = service.cpuMs();
+    const cpu0 = cpu();
     const t0 = performance.now();
-    for (let i = 0; i < MISSES; i++) {
+    for (let i = 0; i < counts.misses; i++) {
       const start = performance.now();
-      const res = await get(path(800 + i));
-      if (res.status !== '200' || res.cache !== 'miss')
-        throw new Error(`miss answered ${res.status} ${res.cache}`);
+      const res = await get(path(i));
+      if (res.status !== '200') throw new Error(`a miss answered ${res.status}`);
       missLatencies.push(performance.now() - start);
     }
-    const missWallMs = performance.now() - t0;
-    const missCpuMs = (service.cpuMs() - cpu0) / MISSES;
-
-    const hitPath = path(800);
-    const { etag } = await get(hitPath);
-    const measure = async (headers: Record<string, string>, expected: string): Promise<[Segment, number]> => {
-      const c0 = service.cpuMs();
-      const segment = await closedLoop(2, HIT_SECONDS * 1000, async () => {
-        const res = await get(hitPath, headers);
+    const misses: Row = {
+      label: `${label}: miss (fetch, process, store; 1 at a time)`,
+      requests: counts.misses,
+      cpuMs: (cpu() - cpu0) / counts.misses,
+      latencies: missLatencies,
+      wallMs: performance.now() - t0,
+    };
+    const { etag } = await get(path(0));
+    const loop = async (headers: Record<string, string>, expected: string, name: string): Promise<Row> => {
+      const c0 = cpu();
+      const segment = await closedLoop(2, counts.hitSeconds * 1000, async () => {
+        const res = await get(path(0), headers);
         return res.status === expected ? '200' : res.status;
       });
-      return [segment, (service.cpuMs() - c0) / Math.max(1, segment.images)];
+      return {
+        label: `${label}: ${name} (2 connections)`,
+        requests: segment.images,
+        cpuMs: (cpu() - c0) / Math.max(1, segment.images),
+        latencies: segment.latenciesMs,
+        wallMs: segment.elapsedMs,
+        failures: segment.failures,
+      };
     };
-    const [hits, hitCpuMs] = await measure({}, '200');
-    const [revalidations, revalidationCpuMs] = await measure({ 'if-none-match': etag }, '304');
-
-    const row = (label: string, n: number, latencies: number[], wallMs: number, cpuMs: number) => [
-      label,
-      n,
-      fmt.n(cpuMs, 2),
-      fmt.n(percentile(latencies, 50), 2),
-      fmt.n(percentile(latencies, 99), 2),
-      fmt.n((n / wallMs) * 1000, 0),
+    return [
+      misses,
+      await loop({}, '200', 'hit'),
+      await loop({ 'if-none-match': etag }, '304', '304 If-None-Match'),
     ];
-    console.log(
-      [
-        `Command: \`node --import tsx bench/delivery.ts${quick ? ' --quick' : ''}\` — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-        '',
-        ...machineLines(),
-        `- Source: ${base.description}, 3000x2000 JPEG q90 (${fmt.kb(input.length)}) from a loopback origin; URL options w:800+/f:webp/q:80`,
-        '',
-        table(
-          ['Request', 'Requests', 'service CPU ms / request', 'p50 ms', 'p99 ms', 'requests/s'],
-          [
-            row('miss (fetch, process, store; 1 at a time)', MISSES, missLatencies, missWallMs, missCpuMs),
-            row('hit (2 connections)', hits.images, hits.latenciesMs, hits.elapsedMs, hitCpuMs),
-            row(
-              '304 If-None-Match (2 connections)',
-              revalidations.images,
-              revalidations.latenciesMs,
-              revalidations.elapsedMs,
-              revalidationCpuMs,
-            ),
-          ],
-        ),
-        '',
-        `Failures: hits ${JSON.stringify(hits.failures)}, 304s ${JSON.stringify(revalidations.failures)}; load generator CPU during hits ${fmt.n(hits.benchCpuMs / Math.max(1, hits.images), 2)} ms / request.`,
-      ].join('\n'),
-    );
   } finally {
     await pool.close();
-    await service.stop();
-    origin.close();
   }
 }
 
-await main();
+async function secretOf(service: { origin: string; apiKey: string }) {
+  const res = await fetch(`${service.origin}/v1/delivery/secret`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.apiKey}` },
+  });
+  return (await res.json()) as { accountId: string; secret: string };
+}
+
+export async function measureDelivery(
+  base: BaseImage,
+  counts: DeliveryCounts,
+): Promise<{ extra: string[]; body: string }> {
+  const input = await jpegOfSize(base.data, 1600, 1067);
+  // The Zipf mix's sources are small, so its thousand misses stay short on a shared machine.
+  const small = await jpegOfSize(base.data, 320, 213);
+  const origin = createServer((req, res) => {
+    const body = req.url?.startsWith('/zipf-') ? small : input;
+    res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
+  const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+  const env = { FETCH_ALLOW_CIDRS: '127.0.0.0/8', MAX_CONCURRENT_JOBS: '2' };
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  const services: ServiceProcess[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-delivery-'));
+  let nginx: ChildProcess | undefined;
+  try {
+    const single = await startService(env);
+    services.push(single);
+    const one = await secretOf(single);
+    rows.push(
+      ...(await measureEntry(
+        single.origin,
+        (i) => deliveryPath(one.accountId, one.secret, `${originUrl}/one.jpg`, { w: 800 + i, f: 'auto' }),
+        () => single.cpuMs(),
+        counts,
+        '1 instance',
+      )),
+    );
+    await single.stop();
+    services.length = 0;
+
+    if (!existsSync(NGINX)) {
+      notes.push(`- ${NGINX} is not installed: the nginx rows and the Zipf mix are left out.`);
+    } else {
+      // Two instances on one SQLite file (WAL) with one DEV_KEY, so one account: the charges are shared.
+      const apiKey = randomDevKey();
+      const shared = { ...env, DATABASE_URL: `sqlite:${join(dir, 'imgpipe.db')}`, DEV_KEY: apiKey };
+      services.push(await startService(shared));
+      services.push(await startService(shared));
+      const proxy = await startNginx(
+        services.map((s) => s.origin),
+        dir,
+      );
+      nginx = proxy.child;
+      const nginxPid = proxy.child.pid as number;
+      const cpu = () => services.reduce((sum, s) => sum + s.cpuMs(), 0) + processCpuMs(nginxPid);
+      const two = await secretOf({ origin: proxy.origin, apiKey });
+      const path = (name: string, i: number) =>
+        deliveryPath(two.accountId, two.secret, `${originUrl}/${name}.jpg`, { w: 400 + i, f: 'auto' });
+      rows.push(
+        ...(await measureEntry(proxy.origin, (i) => path('two', i), cpu, counts, 'nginx + 2 instances')),
+      );
+
+      // The Zipf mix: 1,000 URLs (small outputs), views skewed; nginx answers a view itself when X-Proxy-Cache says HIT.
+      const next = zipfSampler(ZIPF_URLS);
+      const pool = new Pool(proxy.origin, { connections: 2, pipelining: 1 });
+      const statuses: Record<string, number> = {};
+      const seen = new Set<number>();
+      const c0 = cpu();
+      const t0 = performance.now();
+      let nginxHits = 0;
+      let remaining = counts.zipfRequests;
+      await Promise.all(
+        [0, 1].map(async () => {
+          while (remaining-- > 0) {
+            const rank = next();
+            seen.add(rank);
+            const res = await pool.request({
+              path: deliveryPath(two.accountId, two.secret, `${originUrl}/zipf-${rank}.jpg`, {
+                w: 160,
+                f: 'auto',
+              }),
+              method: 'GET',
+              headers: { accept: 'image/avif,image/webp,*/*' },
+            });
+            await res.body.arrayBuffer();
+            statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+            if (res.headers['x-proxy-cache'] === 'HIT') nginxHits++;
+          }
+        }),
+      );
+      const zipfWallMs = performance.now() - t0;
+      const zipfCpuMs = cpu() - c0;
+      await pool.close();
+      const units = (await (
+        await fetch(`${proxy.origin}/v1/account`, { headers: { authorization: `Bearer ${apiKey}` } })
+      ).json()) as { quota: { used: number } };
+      notes.push(
+        '',
+        table(
+          ['Zipf mix (s = 1) through nginx', 'Value'],
+          [
+            ['requests (2 connections)', counts.zipfRequests],
+            ['distinct URLs viewed', seen.size],
+            ['answered by the nginx cache (X-Proxy-Cache: HIT)', percent(nginxHits / counts.zipfRequests)],
+            ['ideal hit ratio (1 − distinct / requests)', percent(1 - seen.size / counts.zipfRequests)],
+            ['units counted by the account, whole run (each URL once)', units.quota.used],
+            ['requests/s', fmt.n((counts.zipfRequests / zipfWallMs) * 1000, 0)],
+            ['CPU ms / request (instances + nginx)', fmt.n(zipfCpuMs / counts.zipfRequests, 2)],
+            ['statuses', JSON.stringify(statuses)],
+          ],
+        ),
+      );
+    }
+  } finally {
+    nginx?.kill('SIGTERM');
+    await Promise.all(services.map((s) => s.stop()));
+    origin.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return {
+    extra: [
+      `- Source: ${base.description}, 1600x1067 JPEG (${fmt.kb(input.length)}) from a loopback origin; misses w:800+ (1 instance) and w:400+ (nginx) with f:auto, Accept image/webp`,
+      `- nginx: deploy/nginx.conf as shipped (cache 2 s fresh, then revalidated); two instances on one SQLite file; CPU is every serving process's (instances, their encoders, nginx)`,
+      `- Counts: ${counts.misses} misses, ${counts.hitSeconds} s per hit and 304 row, ${counts.zipfRequests} Zipf requests over ${ZIPF_URLS} URLs (w:160 of a 320x213 JPEG)`,
+    ],
+    body: [
+      table(
+        ['Request', 'Requests', 'CPU ms / request', 'p50 ms', 'p99 ms', 'requests/s'],
+        rows.map((r) => [
+          r.label,
+          r.requests,
+          fmt.n(r.cpuMs, 2),
+          fmt.n(percentile(r.latencies, 50), 2),
+          fmt.n(percentile(r.latencies, 99), 2),
+          fmt.n((r.requests / r.wallMs) * 1000, 0),
+        ]),
+      ),
+      ...notes,
+      '',
+      `Failures: ${JSON.stringify(rows.filter((r) => r.failures && Object.keys(r.failures).length > 0).map((r) => [r.label, r.failures]))}.`,
+    ].join('\n'),
+  };
+}

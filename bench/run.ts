@@ -27,6 +27,7 @@ import { machineLines, writeSection } from './report.ts';
 import { measureRawBody, rawBodyTable } from './raw-body.ts';
 import { measureScaling, scalingTable } from './scaling.ts';
 import { startService } from './service.ts';
+import { DELIVERY_COUNTS, measureDelivery } from './delivery.ts';
 import { runSoak, soakTables } from './soak.ts';
 import { measureStoreCost, storeTable } from './store-cost.ts';
 import { buildWorkloads, limitsOf, type Workload } from './workloads.ts';
@@ -36,12 +37,14 @@ const USAGE = `usage: npm run bench -- [options]
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
   --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,quality,encoders,rawbody,floor,layers,
-                       layers-replay (encoders: each JPEG, WebP and AVIF option alone at an equal SSIMULACRA 2)
+                       layers-replay,delivery (encoders: each JPEG, WebP and AVIF option alone at an equal SSIMULACRA 2)
                        (rawbody: W1 multipart vs raw body; floor: raw sharp, the floor server and the service on
                        W1,W2,W4,W6 at 1 and 2 connections, ~12 min; layers: the floor + one service layer at a time
                        and the service, W1 and W6 at 1 connection, ~11 min; layers-replay: the same ladder with
                        sharp's output replayed, the HTTP path alone, ~3 min; each first warms its servers with 4000
-                       W6 requests; none of these is in the default run)
+                       W6 requests; delivery: delivery URL misses, hits and 304s on one instance and through
+                       deploy/nginx.conf before two, and a Zipf mix of 1,000 URLs, ~1 min; none of these is in the
+                       default run)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
@@ -386,6 +389,13 @@ async function encodersSection(): Promise<string> {
   );
 }
 
+async function deliverySection(): Promise<string> {
+  const { extra, body } = await measureDelivery(await base(), DELIVERY_COUNTS[quick ? 'quick' : 'full']);
+  return [header('Delivery URLs: one instance, nginx before two, a Zipf mix (issue 44)', extra), body].join(
+    '\n',
+  );
+}
+
 const runners: Record<string, () => Promise<string>> = {
   main: mainSection,
   scaling: scalingSection,
@@ -400,6 +410,7 @@ const runners: Record<string, () => Promise<string>> = {
   floor: floorSection,
   layers: () => layersSection(false),
   'layers-replay': () => layersSection(true),
+  delivery: deliverySection,
 };
 
 for (const name of Object.keys(runners)) {
