@@ -7,6 +7,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { Pool } from 'undici';
 import { deliveryPath } from '../src/delivery/url.ts';
 import { jpegOfSize, type BaseImage } from './inputs.ts';
@@ -113,6 +115,19 @@ async function startNginx(
   throw new Error('nginx did not answer');
 }
 
+/** BENCH_DATABASE_URL: the PostgreSQL database two instances share (a fresh schema in it, dropped after). */
+const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL;
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 interface Row {
   label: string;
   requests: number;
@@ -213,6 +228,7 @@ export async function measureDelivery(
   const services: ServiceProcess[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-delivery-'));
   let nginx: ChildProcess | undefined;
+  let schema: string | undefined;
   try {
     const single = await startService(env);
     services.push(single);
@@ -229,12 +245,18 @@ export async function measureDelivery(
     await single.stop();
     services.length = 0;
 
-    if (!existsSync(NGINX)) {
-      notes.push(`- ${NGINX} is not installed: the nginx rows and the Zipf mix are left out.`);
+    if (!existsSync(NGINX) || !BENCH_DATABASE_URL) {
+      notes.push(
+        `- The nginx rows and the Zipf mix need ${NGINX} and BENCH_DATABASE_URL (PostgreSQL); left out.`,
+      );
     } else {
-      // Two instances on one SQLite file (WAL) with one DEV_KEY, so one account: the charges are shared.
+      // Two instances on one PostgreSQL schema with one DEV_KEY, so one account: the charges are shared.
+      schema = `imgpipe_bench_${randomBytes(6).toString('hex')}`;
+      await adminQuery(`create schema ${schema}`);
+      const url = new URL(BENCH_DATABASE_URL);
+      url.searchParams.set('options', `-c search_path=${schema}`);
       const apiKey = randomDevKey();
-      const shared = { ...env, DATABASE_URL: `sqlite:${join(dir, 'imgpipe.db')}`, DEV_KEY: apiKey };
+      const shared = { ...env, DATABASE_URL: url.toString(), DEV_KEY: apiKey };
       services.push(await startService(shared));
       services.push(await startService(shared));
       const proxy = await startNginx(
@@ -307,11 +329,12 @@ export async function measureDelivery(
     await Promise.all(services.map((s) => s.stop()));
     origin.close();
     rmSync(dir, { recursive: true, force: true });
+    if (schema) await adminQuery(`drop schema if exists ${schema} cascade`);
   }
   return {
     extra: [
       `- Source: ${base.description}, 1600x1067 JPEG (${fmt.kb(input.length)}) from a loopback origin; misses w:800+ (1 instance) and w:400+ (nginx) with f:auto, Accept image/webp`,
-      `- nginx: deploy/nginx.conf as shipped (cache 2 s fresh, then revalidated); two instances on one SQLite file; CPU is every serving process's (instances, their encoders, nginx)`,
+      `- nginx: deploy/nginx.conf as shipped (cache 2 s fresh, then revalidated); two instances on one PostgreSQL (BENCH_DATABASE_URL); CPU is every serving process's (instances, their encoders, nginx)`,
       `- Counts: ${counts.misses} misses, ${counts.hitSeconds} s per hit and 304 row, ${counts.zipfRequests} Zipf requests over ${ZIPF_URLS} URLs (w:160 of a 320x213 JPEG)`,
     ],
     body: [

@@ -43,8 +43,8 @@ const USAGE = `usage: npm run bench -- [options]
                        and the service, W1 and W6 at 1 connection, ~11 min; layers-replay: the same ladder with
                        sharp's output replayed, the HTTP path alone, ~3 min; each first warms its servers with 4000
                        W6 requests; delivery: delivery URL misses, hits and 304s on one instance and through
-                       deploy/nginx.conf before two, and a Zipf mix of 1,000 URLs, ~1 min; none of these is in the
-                       default run)
+                       deploy/nginx.conf before two on BENCH_DATABASE_URL (PostgreSQL), and a Zipf mix of 1,000
+                       URLs, ~1 min; none of these is in the default run)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
