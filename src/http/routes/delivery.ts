@@ -1,6 +1,6 @@
 // GET /v1/u/<account>/<signature>/<options…>/<source>: signed delivery URLs, served from the instance's result
-// cache or processed once per key (a unit per miss); and the Bearer endpoints that manage an account's secret
-// and allowed origins.
+// cache or made once per key (a unit per derivative and month, whichever instance makes it); and the Bearer
+// endpoints that manage an account's secret and allowed origins and purge its derivatives.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
