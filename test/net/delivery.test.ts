@@ -382,6 +382,55 @@ test('delivery: a failed fetch answers its error and refunds the unit', async (t
   assert.equal((await account(server)).quota.used, 0);
 });
 
+test('delivery: a derivative evicted and made again is charged once this month; a failed make charges nothing and leaves no charge', async (t) => {
+  // A cache too small to keep anything: every request makes the image again.
+  const { server, origin } = await setUp(t, { DELIVERY_CACHE_BYTES: '1024' });
+  const secret = await createSecret(server);
+  const path = signed(secret, origin.url('/photo.jpg'), { w: 70 });
+  for (let i = 0; i < 4; i++) assert.equal((await get(server, path)).headers['x-service-cache'], 'miss');
+  assert.equal(origin.requests.length, 4);
+  assert.equal((await account(server)).quota.used, 1);
+  assert.equal((await account(server)).deliveryImages, 1);
+  const missing = signed(secret, origin.url('/missing.jpg'), { w: 70 });
+  assert.equal((await get(server, missing)).status, 400);
+  assert.equal((await account(server)).quota.used, 1);
+  const row = await server.ctx.store.db.selectFrom('delivery_charges').select('derivative').execute();
+  assert.equal(row.length, 1, 'the failed make left no charge behind');
+});
+
+test('delivery: with the quota used up a derivative charged this month is still made again; a new one is 429', async (t) => {
+  const { server, origin } = await setUp(t, { QUOTA_FREE: '1', DELIVERY_CACHE_BYTES: '1024' });
+  const secret = await createSecret(server);
+  const paid = signed(secret, origin.url('/photo.jpg'), { w: 66 });
+  assert.equal((await get(server, paid)).status, 200);
+  const again = await get(server, paid);
+  assert.deepEqual([again.status, again.headers['x-service-cache']], [200, 'miss']);
+  assert.equal((await get(server, signed(secret, origin.url('/photo.jpg'), { w: 67 }))).status, 429);
+});
+
+test('delivery: a purge of one source or of all makes it anew at once on this instance, charged once more', async (t) => {
+  const { server, origin } = await setUp(t);
+  const secret = await createSecret(server);
+  const photo = signed(secret, origin.url('/photo.jpg'), { w: 90 });
+  const alpha = signed(secret, origin.url('/alpha.png'), { w: 20 });
+  for (const path of [photo, alpha])
+    assert.equal((await get(server, path)).headers['x-service-cache'], 'miss');
+  const purge = (body: unknown) =>
+    send(`${server.url}/v1/delivery/purge`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  assert.equal((await purge({ source: origin.url('/photo.jpg') })).status, 200);
+  assert.equal((await get(server, photo)).headers['x-service-cache'], 'miss');
+  assert.equal((await get(server, alpha)).headers['x-service-cache'], 'hit', 'another source is kept');
+  assert.equal((await account(server)).quota.used, 3);
+  assert.equal((await purge({ all: true })).status, 200);
+  for (const path of [photo, alpha])
+    assert.equal((await get(server, path)).headers['x-service-cache'], 'miss');
+  assert.equal((await account(server)).quota.used, 5);
+});
+
 test('delivery: the SSRF guard applies to delivery sources (a loopback source is blocked_url by default)', async (t) => {
   const { server, origin } = await setUp(t, { FETCH_ALLOW_CIDRS: '' });
   const secret = await createSecret(server);
