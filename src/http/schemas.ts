@@ -87,14 +87,19 @@ export const accountResponseSchema = z.looseObject({
       z.object({
         date: z.iso.date().describe('A day of this month (UTC).'),
         used: z.number().int().describe('Images counted on that day.'),
-        delivery: z.number().int().describe('Of those, images processed for delivery URLs (cache misses).'),
+        delivery: z
+          .number()
+          .int()
+          .describe(
+            'Of those, delivery URL derivatives charged (each once a month, whichever instance made it).',
+          ),
       }),
     )
     .describe('Images per day this month, from the 1st to today (UTC).'),
   deliveryImages: z
     .number()
     .int()
-    .describe('Images processed for delivery URLs this month (counted in used).'),
+    .describe('Delivery URL derivatives charged this month, each once however often made (counted in used).'),
 });
 
 export const healthResponseSchema = z.looseObject({ status: z.string() });
