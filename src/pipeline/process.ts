@@ -14,7 +14,8 @@ import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageForm
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, keepsFrames } from './probe.ts';
 import { needsOutputSearch, searchOutput } from './output-search.ts';
-import { PIPELINE_STEPS, resizeTarget, type SourceInfo, type StepContext } from './steps.ts';
+import { applyPhases, PHASES, type StepContext } from './registry.ts';
+import { resizeTarget, type SourceInfo } from './steps.ts';
 
 export interface ProcessLimits {
   maxInputPixels: number;
@@ -166,7 +167,7 @@ async function runPipeline(
     });
     return { ...searched, frames: 1 };
   }
-  for (const step of PIPELINE_STEPS) step(ctx);
+  applyPhases(ctx, PHASES);
 
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
   // libwebp merges identical consecutive frames (adding their delays): the header says how many were written.
