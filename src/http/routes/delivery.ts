@@ -9,7 +9,7 @@ import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
 import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
-import { negotiateFormat, type NegotiatedFormat } from '../../delivery/negotiate.ts';
+import { negotiate, type Negotiation } from '../../delivery/negotiate.ts';
 import { resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
 import {
   allowedOrigins,
@@ -22,6 +22,7 @@ import {
 import { parseDeliveryRequest, splitDeliveryPath, type DeliveryRequest } from '../../delivery/url.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { observeFetch } from '../../metrics.ts';
+import type { Operations } from '../../pipeline/operations.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
 import { findDeliverySigner } from '../../store/delivery.ts';
@@ -31,12 +32,13 @@ import { OUTPUT_HEADERS } from './image.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
-\`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments \`w:800\`, \`h:600\`,
-\`fit:cover\`, \`f:auto|jpeg|png|webp|avif\`, \`q:80\`, \`strip:false\`, \`exp:<unix seconds>\` (any order, each at most
-once); the source is the image URL percent-encoded as one segment (encodeURIComponent). The signature is the
+\`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments that say what \`operations\` says, with
+its validation and messages: \`w:800\`, \`h:600\`, \`fit:cover\`, \`pos:attention|entropy|center|<x>,<y>\`,
+\`f:auto|jpeg|png|webp|avif\`, \`formats:webp,avif\`, \`q:80|auto|auto:high|auto:eco|auto:<30..95>\`,
+\`max_bytes:<n>|input\`, \`strip:false\`, and \`exp:<unix seconds>\` (any order, each at most once); the source is the image URL percent-encoded as one segment (encodeURIComponent). The signature is the
 HMAC-SHA-256, base64url without padding, of everything after it as sent, under the account's delivery secret
 (POST /v1/delivery/secret). \`f:auto\` answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with
-Vary: Accept. A result is cached per instance (DELIVERY_CACHE_BYTES); a miss counts one quota unit, a hit or a
+Vary: Accept; with \`formats:\`, the smallest of the listed formats the Accept header takes (JPEG and PNG always). A result is cached per instance (DELIVERY_CACHE_BYTES); a miss counts one quota unit, a hit or a
 304 none. Answers carry Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong
 ETag, and X-Service-Cache: hit or miss. See docs/delivery.md.`;
 
@@ -227,6 +229,24 @@ function notModified(request: FastifyRequest, etag: string): boolean {
 }
 
 /**
+ * The operations of an `f:auto` URL for this request: several accepted candidates are format "auto" over them (the
+ * smallest), one is that format, none (or no `formats:` list) the negotiated class.
+ */
+async function negotiatedOperations(
+  operations: Operations,
+  negotiated: Negotiation,
+  input: Buffer,
+  maxInputPixels: number,
+): Promise<Operations> {
+  const { formats: _listed, ...rest } = operations;
+  if (negotiated.candidates.length > 1)
+    return { ...rest, format: 'auto', formats: [...negotiated.candidates] };
+  const format =
+    negotiated.candidates[0] ?? (await autoOutputFormat(negotiated.fallback, input, maxInputPixels));
+  return { ...rest, format };
+}
+
+/**
  * A miss: reserve a unit, fetch through the SSRF guard, take a slot, process; the unit counts once the image
  * exists (it is cached and later requests are free, so a client leaving early does not get it refunded) and is
  * refunded on every failure.
@@ -235,8 +255,8 @@ async function processMiss(
   ctx: AppContext,
   signer: DeliverySigner,
   delivery: DeliveryRequest,
-  /** The negotiated class of `f:auto`; undefined for a URL that names its format (or none). */
-  negotiated: NegotiatedFormat | undefined,
+  /** What `f:auto` is for this request; undefined for a URL that names its format (or none). */
+  negotiated: Negotiation | undefined,
 ): Promise<Omit<CachedResult, 'etag'>> {
   const { config } = ctx;
   const unit = await takeQuotaUnit(ctx, signer);
@@ -254,7 +274,7 @@ async function processMiss(
     );
     ctx.metrics.recordInputBytes('url', input.length);
     const operations = negotiated
-      ? { ...delivery.operations, format: await autoOutputFormat(negotiated, input, config.maxInputPixels) }
+      ? await negotiatedOperations(delivery.operations, negotiated, input, config.maxInputPixels)
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
     const out = await runImageJob(ctx, input, operations, new AbortController().signal);
@@ -313,12 +333,14 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
       throw urlExpired(delivery.expiresAt);
     }
     checkAllowedOrigin(allowedOrigins(signer), delivery.source);
-    const negotiated = delivery.autoFormat ? negotiateFormat(request.headers.accept) : undefined;
+    const negotiated = delivery.autoFormat
+      ? negotiate(delivery.operations.formats, request.headers.accept)
+      : undefined;
     const key = resultCacheKey({
       accountId: signer.accountId,
       source: delivery.source,
       options: delivery.normalisedOptions,
-      format: negotiated ?? 'as-named',
+      format: negotiated?.key ?? 'as-named',
     });
     const { result, fresh } = await ctx.deliveryCache.getOrProduce(key, () =>
       processMiss(ctx, signer, delivery, negotiated),
