@@ -27,8 +27,17 @@ function updateQuality() {
   $('quality-note').hidden = !lossless;
 }
 
-/** The operations object the form describes; only what the user set, so the API's defaults apply. */
-function operationsFromForm() {
+/** The position the form names: a strategy, or the point of the x and y fields. */
+function positionFromForm() {
+  if ($('position').value !== 'point') return $('position').value;
+  return { x: Number($('position-x').value), y: Number($('position-y').value) };
+}
+
+/**
+ * The operations object the form describes; only what the user set, so the API's defaults apply. "Copy as delivery
+ * URL" (playground-delivery.js) writes this same object as URL options.
+ */
+export function operationsFromForm() {
   const ops = {};
   const w = $('w').value.trim();
   const h = $('h').value.trim();
@@ -37,12 +46,18 @@ function operationsFromForm() {
     if (w !== '') ops.resize.w = Number(w);
     if (h !== '') ops.resize.h = Number(h);
     // attention and entropy choose cover's crop (the API refuses them with the other fits, saying so).
-    if ($('position').value !== '') ops.resize.position = $('position').value;
+    if ($('position').value !== '') ops.resize.position = positionFromForm();
   }
   if ($('format').value !== '') ops.format = $('format').value;
+  // Sent even when it is the default list: a delivery URL's f:auto needs it to mean what the JSON form means.
+  if ($('format').value === 'auto') {
+    ops.formats = [...$('formats').querySelectorAll('input:checked')].map((box) => box.value);
+  }
   const quality = $('quality').value.trim();
   if (!$('quality-mode').disabled && $('quality-mode').value !== '') ops.quality = $('quality-mode').value;
   else if (!$('quality').disabled && quality !== '' && Number(quality) !== 80) ops.quality = Number(quality);
+  const maxBytes = $('max-bytes').value.trim();
+  if (maxBytes !== '') ops.max_bytes = /^\d+$/.test(maxBytes) ? Number(maxBytes) : maxBytes;
   if (!$('strip').checked) ops.strip = false;
   return ops;
 }
@@ -77,6 +92,8 @@ function curlLine(key, ops) {
 
 function updateCurl() {
   updateQuality();
+  $('point').hidden = $('position').value !== 'point';
+  $('formats').hidden = $('format').value !== 'auto';
   $('curl').textContent = curlLine(maskKey($('key').value.trim()), operationsFromForm());
 }
 
@@ -232,7 +249,8 @@ $('form').addEventListener('submit', run);
 $('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
 $('url').addEventListener('input', useUrl);
-for (const id of ['key', 'url', 'w', 'h', 'fit', 'position', 'format', 'quality-mode', 'quality', 'strip']) {
+const FIELDS = ['key', 'url', 'w', 'h', 'fit', 'position', 'position-x', 'position-y', 'format', 'formats'];
+for (const id of [...FIELDS, 'quality-mode', 'quality', 'max-bytes', 'strip']) {
   $(id).addEventListener('input', updateCurl);
   $(id).addEventListener('change', updateCurl);
 }
