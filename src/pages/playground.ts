@@ -117,7 +117,7 @@ export const PLAYGROUND_PAGE = `<!doctype html>
             <small id="quality-note" hidden>PNG is lossless</small></label
           >
           <label
-            >max bytes
+            >max&nbsp;bytes
             <input
               id="max-bytes"
               data-path="max_bytes"
