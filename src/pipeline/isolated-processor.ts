@@ -4,7 +4,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
-import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
+import { sniffImageFormat } from './formats.ts';
 import { declaredSize, jpegScanCount, MAX_JPEG_SCANS, readJpegFrame } from './input-header.ts';
 import type { Operations } from './operations.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
@@ -51,7 +51,7 @@ export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMo
   if (mode === 'all') return true;
   const format = sniffImageFormat(input);
   if (format === undefined || format === 'heic') return false;
-  if (!operationsRunInProcess(ops, defaultOutputFormat(format))) return true;
+  if (!operationsRunInProcess(ops)) return true;
   if (format === 'avif') return true;
   if (format === 'jpeg') {
     const frame = readJpegFrame(input);

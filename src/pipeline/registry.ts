@@ -82,10 +82,11 @@ export interface OperationEntry {
   /** How the output's size follows from the size before it (absent: unchanged), for /v1/image/info. */
   outputSize?(size: Size, ops: Operations): Size;
   /**
-   * Whether a job using it may run in the main process: its work there is bounded by sharp's timeout. False sends
-   * the job to a killable child (isolated-processor.ts). `defaultFormat` is the format written when none is named.
+   * Whether a job using it, with these values, is on the bounded list: its work in the main process is stopped by
+   * sharp's timeout. Absent, or false, sends the job to a killable child (isolated-processor.ts), so an operation
+   * nobody has measured starts out isolated. Only keys present in the operations are asked.
    */
-  inProcess(ops: Operations, defaultFormat: OutputFormat): boolean;
+  inProcess?(ops: Operations): boolean;
   /** Its sharp work; each step reads its own key and writes its tokens. Absent: read by another entry's step. */
   apply?(ctx: StepContext): void;
 }
@@ -143,6 +144,11 @@ export function autoFormatCandidates(ops: Operations): readonly OutputFormat[] {
 }
 
 const always = () => true;
+
+/** The AVIF encoder ignores sharp's timeout: a job that may write AVIF runs in a child. */
+function writesNoAvif(ops: Operations): boolean {
+  return ops.format === 'auto' ? !autoFormatCandidates(ops).includes('avif') : ops.format !== 'avif';
+}
 
 /**
  * The JSON form of each operation, by key, in pipeline order: the operations schema (operations.ts) is these, and
@@ -342,11 +348,7 @@ export const OPERATIONS = {
     tokens: ['format', 'quality'],
     phase: 'encode',
     stepName: 'format+quality',
-    // The AVIF encoder ignores sharp's timeout: a job that may write AVIF runs in a child.
-    inProcess: (ops, defaultFormat) =>
-      ops.format === 'auto'
-        ? !autoFormatCandidates(ops).includes('avif')
-        : (ops.format ?? defaultFormat) !== 'avif',
+    inProcess: writesNoAvif,
     apply: encodeStep,
   },
   formats: {
@@ -416,9 +418,12 @@ export function predictedSize(size: Size, ops: Operations): Size {
   return current;
 }
 
-/** True when every operation allows the job in the main process. */
-export function operationsRunInProcess(ops: Operations, defaultFormat: OutputFormat): boolean {
-  return OPERATION_ENTRIES.every(([, entry]) => entry.inProcess(ops, defaultFormat));
+/**
+ * True when every operation the job uses is on the bounded list with its values. The format written when none is
+ * named is the input's own, which the input's rule covers (isolated-processor.ts).
+ */
+export function operationsRunInProcess(ops: Operations): boolean {
+  return OPERATION_ENTRIES.every(([key, entry]) => ops[key] === undefined || entry.inProcess?.(ops) === true);
 }
 
 /** "resize → format+quality → strip": the pipeline's order as the schema's description states it. */

@@ -12,6 +12,7 @@ import {
   OPERATION_ENTRIES,
   OPERATION_SCHEMAS,
   OPERATIONS,
+  operationsRunInProcess,
   PHASES,
   PIPELINE_ORDER,
   URL_OPTIONS,
@@ -119,4 +120,12 @@ test("playground: the form has a control for every field the URL carries, and th
     PLAYGROUND_PAGE,
   )?.[1];
   assert.deepEqual(JSON.parse(carried ?? 'null'), URL_OPTIONS);
+});
+
+test('registry: a job stays in the main process only when every operation it uses allows it with its values', () => {
+  assert.equal(operationsRunInProcess({}), true);
+  assert.equal(operationsRunInProcess({ resize: { w: 10 }, quality: 'auto', strip: false }), true);
+  assert.equal(operationsRunInProcess({ format: 'avif' }), false, 'the AVIF encoder ignores the timeout');
+  assert.equal(operationsRunInProcess({ format: 'auto' }), false, 'AVIF among the default candidates');
+  assert.equal(operationsRunInProcess({ format: 'auto', formats: ['webp', 'jpeg'] }), true);
 });
