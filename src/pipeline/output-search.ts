@@ -70,10 +70,6 @@ export interface SearchedOutput {
   maxBytesMet?: boolean;
 }
 
-export function needsOutputSearch(ops: Operations): boolean {
-  return typeof ops.quality === 'string' || ops.format === 'auto' || ops.max_bytes !== undefined;
-}
-
 interface Intermediate {
   open: OpenImage;
   /**

@@ -87,6 +87,13 @@ export interface OperationEntry {
    * nobody has measured starts out isolated. Only keys present in the operations are asked.
    */
   inProcess?(ops: Operations): boolean;
+  /** True when its value asks for more than one encode: the output search (output-search.ts) answers the job. */
+  searches?(ops: Operations): boolean;
+  /**
+   * What it becomes when libvips applies it to every frame of an animation, where that differs: `firstFrame` opens
+   * the first frame alone, upright once auto-oriented, under the job's deadline.
+   */
+  forFrames?(ops: Operations, source: SourceInfo, firstFrame: () => Sharp): Promise<Operations>;
   /** Its sharp work; each step reads its own key and writes its tokens. Absent: read by another entry's step. */
   apply?(ctx: StepContext): void;
 }
@@ -289,6 +296,35 @@ const resizeStep: Step = (ctx) => {
   ctx.applied.push('resize');
 };
 
+/**
+ * attention and entropy cannot crop a multi-page image in libvips: for an animation they run on the first frame,
+ * and the centre of the crop they chose becomes the focal point every frame is cropped around.
+ */
+async function firstFrameFocus(
+  ops: Operations,
+  source: SourceInfo,
+  firstFrame: () => Sharp,
+): Promise<Operations> {
+  const r = ops.resize;
+  const position = r?.position;
+  if (!r || (position !== 'attention' && position !== 'entropy')) return ops;
+  const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, source);
+  if (target.fit !== 'cover') return ops;
+  const { info } = await firstFrame()
+    .autoOrient()
+    .resize(target.width, target.height, { fit: 'cover', position })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const k = Math.max(target.width / source.width, target.height / source.height);
+  const fraction = (offset: number | undefined, side: number, resized: number) =>
+    Math.min(1, Math.max(0, (-(offset ?? 0) + side / 2) / resized));
+  const focal = {
+    x: fraction(info.cropOffsetLeft, target.width, source.width * k),
+    y: fraction(info.cropOffsetTop, target.height, source.height * k),
+  };
+  return { ...ops, resize: { ...r, position: focal } };
+}
+
 /** Encodes at ctx's format and quality (chosen by process.ts or, per candidate, by the output search). */
 const encodeStep: Step = (ctx) => {
   const { image, format, quality } = ctx;
@@ -340,6 +376,7 @@ export const OPERATIONS = {
       return { width: target.width, height: target.height };
     },
     inProcess: always,
+    forFrames: firstFrameFocus,
     apply: resizeStep,
   },
   format: {
@@ -349,6 +386,7 @@ export const OPERATIONS = {
     phase: 'encode',
     stepName: 'format+quality',
     inProcess: writesNoAvif,
+    searches: (ops) => ops.format === 'auto',
     apply: encodeStep,
   },
   formats: {
@@ -368,6 +406,7 @@ export const OPERATIONS = {
     tokens: [],
     phase: 'encode',
     inProcess: always,
+    searches: (ops) => typeof ops.quality === 'string',
   },
   max_bytes: {
     schema: OPERATION_SCHEMAS.max_bytes,
@@ -375,6 +414,7 @@ export const OPERATIONS = {
     tokens: [],
     phase: 'encode',
     inProcess: always,
+    searches: (ops) => ops.max_bytes !== undefined,
   },
   strip: {
     schema: OPERATION_SCHEMAS.strip,
@@ -397,6 +437,19 @@ export const OPERATION_ENTRIES: readonly (readonly [OperationKey, OperationEntry
 /** Every delivery URL option of every operation, in the URL's canonical order. */
 export const URL_OPTIONS: readonly UrlOption[] = OPERATION_ENTRIES.flatMap(([, entry]) => entry.url);
 
+/** The operations as every frame of an animation gets them (each entry's forFrames, in pipeline order). */
+export async function operationsForFrames(
+  ops: Operations,
+  source: SourceInfo,
+  firstFrame: () => Sharp,
+): Promise<Operations> {
+  let framed = ops;
+  for (const [, entry] of OPERATION_ENTRIES) {
+    if (entry.forFrames) framed = await entry.forFrames(framed, source, firstFrame);
+  }
+  return framed;
+}
+
 /** Runs the steps of these phases, in pipeline order, on one image. */
 export function applyPhases(ctx: StepContext, phases: readonly Phase[]): void {
   for (const [, entry] of OPERATION_ENTRIES) {
@@ -416,6 +469,11 @@ export function predictedSize(size: Size, ops: Operations): Size {
     if (entry.outputSize) current = entry.outputSize(current, ops);
   }
   return current;
+}
+
+/** True when an operation asks for a search of the output (quality "auto…", format "auto", max_bytes). */
+export function needsOutputSearch(ops: Operations): boolean {
+  return OPERATION_ENTRIES.some(([, entry]) => entry.searches?.(ops) === true);
 }
 
 /**
