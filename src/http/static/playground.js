@@ -33,9 +33,35 @@ function positionFromForm() {
   return { x: Number($('position-x').value), y: Number($('position-y').value) };
 }
 
+/** The fields read by operationsFromForm's own rules; every other control with a data-path is read by its type. */
+const RULED = new Set([
+  'resize.w',
+  'resize.h',
+  'resize.fit',
+  'resize.position',
+  'format',
+  'formats',
+  'quality',
+]);
+
+/**
+ * A control's JSON value, or undefined when it says nothing: a checkbox when it differs from its default, a number
+ * field's number, a text field's digits as a number (other text as it is), a choice other than the first ("").
+ */
+function controlValue(control) {
+  if (control.type === 'checkbox') {
+    return control.checked === control.defaultChecked ? undefined : control.checked;
+  }
+  const text = control.value.trim();
+  if (text === '') return undefined;
+  if (control.type === 'number' || /^\d+$/.test(text)) return Number(text);
+  return text;
+}
+
 /**
  * The operations object the form describes; only what the user set, so the API's defaults apply. "Copy as delivery
- * URL" (playground-delivery.js) writes this same object as URL options.
+ * URL" (playground-delivery.js) writes this same object as URL options. A new operation's control needs only its
+ * data-path (src/pages/playground.ts).
  */
 export function operationsFromForm() {
   const ops = {};
@@ -56,9 +82,13 @@ export function operationsFromForm() {
   const quality = $('quality').value.trim();
   if (!$('quality-mode').disabled && $('quality-mode').value !== '') ops.quality = $('quality-mode').value;
   else if (!$('quality').disabled && quality !== '' && Number(quality) !== 80) ops.quality = Number(quality);
-  const maxBytes = $('max-bytes').value.trim();
-  if (maxBytes !== '') ops.max_bytes = /^\d+$/.test(maxBytes) ? Number(maxBytes) : maxBytes;
-  if (!$('strip').checked) ops.strip = false;
+  for (const control of document.querySelectorAll('[data-path]')) {
+    const [key, field] = control.dataset.path.split('.');
+    const value = RULED.has(control.dataset.path) || control.disabled ? undefined : controlValue(control);
+    if (value === undefined) continue;
+    if (field === undefined) ops[key] = value;
+    else (ops[key] ??= {})[field] = value;
+  }
   return ops;
 }
 
@@ -249,11 +279,8 @@ $('form').addEventListener('submit', run);
 $('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
 $('url').addEventListener('input', useUrl);
-const FIELDS = ['key', 'url', 'w', 'h', 'fit', 'position', 'position-x', 'position-y', 'format', 'formats'];
-for (const id of [...FIELDS, 'quality-mode', 'quality', 'max-bytes', 'strip']) {
-  $(id).addEventListener('input', updateCurl);
-  $(id).addEventListener('change', updateCurl);
-}
+$('form').addEventListener('input', updateCurl);
+$('form').addEventListener('change', updateCurl);
 const drop = $('drop');
 drop.addEventListener('dragover', (e) => {
   e.preventDefault();
