@@ -7,7 +7,7 @@ import { loadConfig } from '../src/config.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
 import { DEFAULT_QUALITY, type Operations } from '../src/pipeline/operations.ts';
 import { sharpInputOptions, type ProcessLimits } from '../src/pipeline/process.ts';
-import { PIPELINE_STEPS, type StepContext } from '../src/pipeline/steps.ts';
+import { applyPhases, PHASES, type StepContext } from '../src/pipeline/registry.ts';
 import type { Layer } from './floor-layers.ts';
 
 export interface FloorUpload {
@@ -83,7 +83,7 @@ export async function sharpOnce(input: Buffer, ops: Operations, limits: ProcessL
     applied: [],
   };
   image.autoOrient();
-  for (const step of PIPELINE_STEPS) step(ctx);
+  applyPhases(ctx, PHASES);
   return { data: await image.toBuffer(), format: ctx.format };
 }
 

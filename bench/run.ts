@@ -304,7 +304,7 @@ async function floorSection(): Promise<string> {
           ' identical floor process: the A/A control) → service;' +
           " each ratio is the median of the rounds' ratios, with their range in brackets",
         "- Floor: node:http + @fastify/busboy + one sharp call with the service's settings (sharpInputOptions," +
-          ' metadata, autoOrient, PIPELINE_STEPS); same node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the service',
+          ' metadata, autoOrient, applyPhases); same node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the service',
         `- Service: MAX_CONCURRENT_JOBS=2 (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production);` +
           ' CPU/img of both servers from /proc (all threads), raw from process.cpuUsage()',
       ]),

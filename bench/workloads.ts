@@ -4,7 +4,8 @@ import type { Config } from '../src/config.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
 import { DEFAULT_QUALITY, type Operations } from '../src/pipeline/operations.ts';
 import { processImage, sharpInputOptions, type ProcessLimits } from '../src/pipeline/process.ts';
-import { PIPELINE_STEPS, type SourceInfo, type StepContext } from '../src/pipeline/steps.ts';
+import { applyPhases, PHASES, type StepContext } from '../src/pipeline/registry.ts';
+import type { SourceInfo } from '../src/pipeline/steps.ts';
 import { alphaPng, jpegOfSize, type BaseImage } from './inputs.ts';
 
 export interface Workload {
@@ -92,7 +93,7 @@ export async function buildWorkloads(base: BaseImage): Promise<Workload[]> {
 }
 
 /**
- * Raw sharp: the same decoder options and the same PIPELINE_STEPS as the service (so settings can never
+ * Raw sharp: the same decoder options and the same pipeline steps (applyPhases) as the service (so settings can never
  * drift apart), without the service's own work (format sniffing, metadata read, deadline race, HTTP).
  */
 export function rawSharp(w: Workload, limits: ProcessLimits): Promise<Buffer> {
@@ -113,7 +114,7 @@ export function rawSharp(w: Workload, limits: ProcessLimits): Promise<Buffer> {
     applied: [],
   };
   image.autoOrient();
-  for (const step of PIPELINE_STEPS) step(ctx);
+  applyPhases(ctx, PHASES);
   return image.toBuffer();
 }
 

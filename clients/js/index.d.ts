@@ -208,9 +208,15 @@ export interface DeliveryUrlOptions {
   width?: number;
   height?: number;
   fit?: Fit;
-  /** `auto`: AVIF, WebP or JPEG/PNG by the browser's Accept header. */
+  /** `pos:`: cover's crop or contain's placement, as resize.position. */
+  position?: Position;
+  /** `auto`: AVIF, WebP or JPEG/PNG by the browser's Accept header; with `formats`, the smallest of those it takes. */
   format?: OutputFormat | 'auto';
-  quality?: number;
+  /** With format `auto`: the candidates (JPEG and PNG always shown; AVIF and WebP when the browser takes them). */
+  formats?: OutputFormat[];
+  quality?: number | AutoQuality;
+  /** `max_bytes:`: never bigger than this many bytes, or "input". */
+  maxBytes?: number | 'input';
   strip?: boolean;
   /**
    * `v:<token>`, 1 to 32 of `[A-Za-z0-9_-]`: a version you change when the source image changes (signed, part of
@@ -220,6 +226,9 @@ export interface DeliveryUrlOptions {
   /** After this the URL answers 403 url_expired: a Date or unix seconds. Only for private images (docs/delivery.md). */
   expires?: Date | number;
 }
+
+/** deliveryUrl's option names and the delivery URL option each writes, in the server's order. */
+export declare const DELIVERY_OPTIONS: readonly (readonly [keyof DeliveryUrlOptions, string])[];
 
 /** A signed delivery URL for `<img src>` (HMAC-SHA-256 through Web Crypto). */
 export declare function deliveryUrl(source: string, options: DeliveryUrlOptions): Promise<string>;

@@ -278,17 +278,31 @@ export class ImgpipeClient {
   }
 }
 
-/** Option names of a delivery URL, in the order the server writes them (any order verifies). */
-const DELIVERY_OPTIONS = [
+/**
+ * The options of `deliveryUrl` and the delivery URL option each writes, in the order the server writes them (any
+ * order verifies). The server's list is src/pipeline/registry.ts; a test keeps the two equal.
+ */
+export const DELIVERY_OPTIONS = [
   ['width', 'w'],
   ['height', 'h'],
   ['fit', 'fit'],
+  ['position', 'pos'],
   ['format', 'f'],
+  ['formats', 'formats'],
   ['quality', 'q'],
+  ['maxBytes', 'max_bytes'],
   ['strip', 'strip'],
   ['version', 'v'],
   ['expires', 'exp'],
 ];
+
+/** A value as its URL option writes it: a Date as unix seconds, a list comma-separated, a point `x,y`. */
+function optionText(value) {
+  if (value instanceof Date) return String(Math.floor(value.getTime() / 1000));
+  if (Array.isArray(value)) return value.join(',');
+  if (typeof value === 'object' && value !== null) return `${value.x},${value.y}`;
+  return String(value);
+}
 
 /**
  * A signed delivery URL for `<img src>`: `<baseUrl>/v1/u/<accountId>/<signature>/<options…>/<source>`. The
@@ -297,7 +311,8 @@ const DELIVERY_OPTIONS = [
  *
  * @param {string} source the image's absolute http(s) URL
  * @param {{ baseUrl: string, accountId: string, secret: string, width?: number, height?: number, fit?: string,
- *   format?: string, quality?: number, strip?: boolean, expires?: Date | number }} options
+ *   position?: string | { x: number, y: number }, format?: string, formats?: string[], quality?: number | string,
+ *   maxBytes?: number | 'input', strip?: boolean, expires?: Date | number }} options
  * @returns {Promise<string>}
  */
 export async function deliveryUrl(source, options) {
@@ -305,10 +320,9 @@ export async function deliveryUrl(source, options) {
   if (!baseUrl || !accountId || !secret) throw new TypeError('baseUrl, accountId and secret are required');
   const segments = [];
   for (const [name, short] of DELIVERY_OPTIONS) {
-    let value = options[name];
+    const value = options[name];
     if (value === undefined) continue;
-    if (value instanceof Date) value = Math.floor(value.getTime() / 1000);
-    segments.push(`${short}:${value}`);
+    segments.push(`${short}:${optionText(value)}`);
   }
   segments.push(encodeURIComponent(source));
   const signed = segments.join('/');

@@ -1,4 +1,5 @@
 // owns: choosing the output of `f:auto` from a request's Accept header.
+import type { OutputFormat } from '../pipeline/operations.ts';
 
 /** What `f:auto` resolves to: AVIF, WebP, or `legacy` (JPEG, or PNG for an image with alpha). */
 export type NegotiatedFormat = 'avif' | 'webp' | 'legacy';
@@ -25,4 +26,39 @@ export function negotiateFormat(accept: string | undefined): NegotiatedFormat {
   if (types.has('image/avif')) return 'avif';
   if (types.has('image/webp')) return 'webp';
   return 'legacy';
+}
+
+/**
+ * `f:auto` with a `formats:` list: the listed formats this Accept takes, in the list's order. JPEG and PNG every
+ * browser shows; AVIF and WebP count only when named, as in negotiateFormat. Empty when none is left (the route then
+ * answers legacy).
+ */
+export function acceptedCandidates(
+  formats: readonly OutputFormat[],
+  accept: string | undefined,
+): OutputFormat[] {
+  const types = accept ? acceptedTypes(accept) : new Set<string>();
+  return formats.filter((f) => f === 'jpeg' || f === 'png' || types.has(`image/${f}`));
+}
+
+/** What `f:auto` is for one request: the part of the result cache's key, and the formats it may answer. */
+export interface Negotiation {
+  key: string;
+  /** With a `formats:` list: its accepted formats (several: the smallest of them is answered). */
+  candidates: readonly OutputFormat[];
+  /** When no candidate is left, or without a list: the class answered. */
+  fallback: NegotiatedFormat;
+}
+
+/** Without `formats:` AVIF, WebP or legacy by Accept, as always; with it, the listed formats Accept takes. */
+export function negotiate(
+  formats: readonly OutputFormat[] | undefined,
+  accept: string | undefined,
+): Negotiation {
+  if (formats === undefined) {
+    const fallback = negotiateFormat(accept);
+    return { key: fallback, candidates: [], fallback };
+  }
+  const candidates = acceptedCandidates(formats, accept);
+  return { key: candidates.join(',') || 'legacy', candidates, fallback: 'legacy' };
 }

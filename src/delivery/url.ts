@@ -2,35 +2,28 @@
 // and verifying it. Pure functions: the route and the clients' builders follow this one definition.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidOperations } from '../pipeline/errors.ts';
-import {
-  FIT_MODES,
-  OUTPUT_FORMATS,
-  validateOperations,
-  type Operations,
-  type OutputFormat,
-  type operationsSchema,
-} from '../pipeline/operations.ts';
+import { validateOperations, type Operations, type operationsSchema } from '../pipeline/operations.ts';
+import { URL_OPTIONS, type UrlOption, type UrlValueKind } from '../pipeline/registry.ts';
 
 export const DELIVERY_PREFIX = '/v1/u/';
 
 /**
- * The options a delivery URL carries: every operation, `f:auto`, a version `v:` (a token the customer changes when
- * the source image changes: signed and part of the cache key, never an operation) and an expiry (unix seconds).
+ * The options of a delivery URL by name, as written after the colon: every operation's (the registry's URL_OPTIONS:
+ * `w`, `h`, `fit`, `pos`, `f`, `formats`, `q`, `max_bytes`, `strip`), `v`, a version (a token the customer changes
+ * when the source image changes: signed and part of the cache key, never an operation), and `exp`, an expiry in
+ * unix seconds.
  */
-export interface DeliveryOptions {
-  w?: number;
-  h?: number;
-  fit?: (typeof FIT_MODES)[number];
-  f?: OutputFormat | 'auto';
-  q?: number;
-  strip?: boolean;
-  v?: string;
-  exp?: number;
-}
+export type DeliveryOptions = Readonly<Record<string, string | number | boolean | undefined>> & {
+  v?: string | undefined;
+  exp?: number | undefined;
+};
+
+/** The two options that are not operations: the version and the expiry. */
+const VERSION = 'v';
+const EXPIRY = 'exp';
 
 /** Canonical order of the option segments; a URL may list them in any order. */
-const OPTION_NAMES = ['w', 'h', 'fit', 'f', 'q', 'strip', 'v', 'exp'] as const;
-type OptionName = (typeof OPTION_NAMES)[number];
+const OPTION_NAMES: readonly string[] = [...URL_OPTIONS.map((option) => option.name), VERSION, EXPIRY];
 
 /** HMAC-SHA-256 of the signed part (everything after the signature segment), base64url without padding. */
 export function signDeliveryPath(secret: string, signedPart: string): string {
@@ -59,6 +52,30 @@ export function formatDeliveryOptions(options: DeliveryOptions): string {
   return OPTION_NAMES.filter((name) => options[name] !== undefined)
     .map((name) => `${name}:${String(options[name])}`)
     .join('/');
+}
+
+/** A value of the JSON form as its URL option writes it: a list comma-separated, a point `x,y`. */
+function urlText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map(String).join(',');
+  if (typeof value === 'object') {
+    const { x, y } = value as { x?: unknown; y?: unknown };
+    return `${String(x)},${String(y)}`;
+  }
+  return String(value);
+}
+
+/** The delivery URL options that say what `operations` (the JSON form) says; `f:auto` for format "auto". */
+export function deliveryOptionsOf(operations: Readonly<Record<string, unknown>>): Record<string, string> {
+  const options: Record<string, string> = {};
+  for (const option of URL_OPTIONS) {
+    const [key, field] = option.path;
+    const top = operations[key];
+    const value = field === undefined ? top : (top as Record<string, unknown> | undefined)?.[field];
+    const text = urlText(value);
+    if (text !== undefined) options[option.name] = text;
+  }
+  return options;
 }
 
 /** The part a signature covers: the options, then the source URL percent-encoded as one segment. */
@@ -102,7 +119,7 @@ export function splitDeliveryPath(rawUrl: string): DeliveryRequestPath | undefin
 
 export interface DeliveryRequest {
   source: string;
-  /** Operations for the pipeline; `format` is absent for `f:auto` (the route negotiates it). */
+  /** The operations the URL says; for `f:auto` (format "auto") the route narrows the format by Accept. */
   operations: Operations;
   autoFormat: boolean;
   /** Unix seconds after which the URL is refused; undefined: never. */
@@ -115,36 +132,41 @@ const WHOLE_NUMBER = /^\d{1,12}$/;
 
 /** The grammar of a `v:` token: letters, digits, `_` and `-`, 1 to 32 of them (a date, a counter, a content hash). */
 export const VERSION_TOKEN = /^[A-Za-z0-9_-]{1,32}$/;
+const DIGITS = /^\d+$/;
+const DECIMAL = /^\d+(\.\d+)?$/;
 
-function parseOptionValue(name: OptionName, value: string): DeliveryOptions[OptionName] {
-  switch (name) {
-    case 'w':
-    case 'h':
-    case 'q':
-    case 'exp':
-      if (!WHOLE_NUMBER.test(value))
-        throw invalidOperations(`option ${name} must be a whole number (got "${value}")`);
-      return Number(value);
-    case 'v':
-      if (!VERSION_TOKEN.test(value)) {
-        throw invalidOperations('option v must be 1 to 32 letters, digits, _ or - (e.g. v:2026-11-27)');
-      }
-      return value;
-    case 'strip':
-      if (value !== 'true' && value !== 'false')
-        throw invalidOperations('option strip must be true or false');
-      return value === 'true';
-    case 'fit':
-      if (!(FIT_MODES as readonly string[]).includes(value)) {
-        throw invalidOperations(`option fit must be one of ${FIT_MODES.join(', ')}`);
-      }
-      return value as DeliveryOptions['fit'];
-    case 'f':
-      if (value !== 'auto' && !(OUTPUT_FORMATS as readonly string[]).includes(value)) {
-        throw invalidOperations(`option f must be auto or one of ${OUTPUT_FORMATS.join(', ')}`);
-      }
-      return value as DeliveryOptions['f'];
+/**
+ * An option's text as the JSON form's value (registry.ts, UrlValueKind). Only the spelling is read here: the
+ * operations schema validates the value afterwards, with the JSON form's messages.
+ */
+function urlValue(kind: UrlValueKind, text: string): unknown {
+  switch (kind) {
+    case 'integer-or-word':
+      return DIGITS.test(text) ? Number(text) : text;
+    case 'word':
+      return text;
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : text;
+    case 'list':
+      return text.split(',');
+    case 'point-or-word': {
+      const point = /^([^,]*),([^,]*)$/.exec(text);
+      if (!point) return text;
+      const coordinate = (part: string) => (DECIMAL.test(part) ? Number(part) : part);
+      return { x: coordinate(point[1]!), y: coordinate(point[2]!) };
+    }
   }
+}
+
+/** Puts an option's value where the JSON form has it (`resize.w` inside `resize`). */
+function place(json: Record<string, unknown>, option: UrlOption, value: unknown): void {
+  const [key, field] = option.path;
+  if (field === undefined) {
+    json[key] = value;
+    return;
+  }
+  const inner = (json[key] ??= {}) as Record<string, unknown>;
+  inner[field] = value;
 }
 
 /** Parses the signed part (after the signature was verified); errors are invalid_operations naming the option. */
@@ -154,17 +176,34 @@ export function parseDeliveryRequest(
 ): DeliveryRequest {
   const segments = signedPart.split('/');
   const encodedSource = segments.pop() ?? '';
-  const options: DeliveryOptions = {};
+  const json: Record<string, unknown> = {};
+  const seen = new Set<string>();
+  let expiresAt: number | undefined;
+  let version: string | undefined;
   for (const segment of segments) {
     const colon = segment.indexOf(':');
-    const name = segment.slice(0, colon) as OptionName;
+    const name = segment.slice(0, colon);
     if (colon < 1 || !OPTION_NAMES.includes(name)) {
       throw invalidOperations(
         `unknown option "${segment.slice(0, 40)}"; options are ${OPTION_NAMES.map((n) => `${n}:`).join(' ')}`,
       );
     }
-    if (options[name] !== undefined) throw invalidOperations(`option ${name} is given twice`);
-    Object.assign(options, { [name]: parseOptionValue(name, segment.slice(colon + 1)) });
+    if (seen.has(name)) throw invalidOperations(`option ${name} is given twice`);
+    seen.add(name);
+    const text = segment.slice(colon + 1);
+    const option = URL_OPTIONS.find((o) => o.name === name);
+    if (option) {
+      place(json, option, urlValue(option.kind, text));
+    } else if (name === VERSION) {
+      if (!VERSION_TOKEN.test(text)) {
+        throw invalidOperations('option v must be 1 to 32 letters, digits, _ or - (e.g. v:2026-11-27)');
+      }
+      version = text;
+    } else {
+      if (!WHOLE_NUMBER.test(text))
+        throw invalidOperations(`option ${EXPIRY} must be a whole number (got "${text}")`);
+      expiresAt = Number(text);
+    }
   }
   let source: string;
   try {
@@ -172,21 +211,12 @@ export function parseDeliveryRequest(
   } catch {
     throw invalidOperations('the source URL (the last segment) is not percent-encoded correctly');
   }
-  const resize =
-    options.w !== undefined || options.h !== undefined || options.fit !== undefined
-      ? { w: options.w, h: options.h, fit: options.fit }
-      : undefined;
-  const operations = validateOperations(schema, {
-    ...(resize ? { resize } : {}),
-    ...(options.f !== undefined && options.f !== 'auto' ? { format: options.f } : {}),
-    ...(options.q !== undefined ? { quality: options.q } : {}),
-    ...(options.strip !== undefined ? { strip: options.strip } : {}),
-  });
+  const operations = validateOperations(schema, json);
   return {
     source,
     operations,
-    autoFormat: options.f === 'auto',
-    expiresAt: options.exp,
-    normalisedOptions: formatDeliveryOptions({ ...options, exp: undefined }),
+    autoFormat: operations.format === 'auto',
+    expiresAt,
+    normalisedOptions: formatDeliveryOptions({ ...deliveryOptionsOf(operations), v: version }),
   };
 }

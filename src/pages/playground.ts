@@ -1,5 +1,12 @@
 // GET /: the playground, a page of its own (no site layout): its stylesheet and scripts are /playground.css,
-// /playground.js and /playground-delivery.js from src/http/static, under the playground's own CSP.
+// /playground.js and /playground-delivery.js from src/http/static, under the playground's own CSP. Each form control
+// of an operation names its JSON path (data-path); the delivery URL options of the registry ride along as JSON, so
+// "Copy as delivery URL" writes exactly the operations the form sends.
+import { URL_OPTIONS } from '../pipeline/registry.ts';
+
+/** The registry's delivery URL options for the page's script (a data block: not executed, so no CSP question). */
+const URL_OPTIONS_JSON = JSON.stringify(URL_OPTIONS).replace(/</g, '\\u003c');
+
 export const PLAYGROUND_PAGE = `<!doctype html>
 <html lang="en">
   <head>
@@ -38,11 +45,11 @@ export const PLAYGROUND_PAGE = `<!doctype html>
         /></label>
         <fieldset>
           <legend>resize</legend>
-          <label>w <input id="w" type="number" min="1" step="1" placeholder="none" /></label>
-          <label>h <input id="h" type="number" min="1" step="1" placeholder="none" /></label>
+          <label>w <input id="w" data-path="resize.w" type="number" min="1" step="1" placeholder="none" /></label>
+          <label>h <input id="h" data-path="resize.h" type="number" min="1" step="1" placeholder="none" /></label>
           <label>
             fit
-            <select id="fit">
+            <select id="fit" data-path="resize.fit">
               <option value="inside" selected>inside</option>
               <option value="outside">outside</option>
               <option value="cover">cover</option>
@@ -52,18 +59,27 @@ export const PLAYGROUND_PAGE = `<!doctype html>
           </label>
           <label>
             position
-            <select id="position" title="cover: the part the crop keeps; contain: center only here">
+            <select
+              id="position"
+              data-path="resize.position"
+              title="cover: the part the crop keeps; contain: where the image sits in the box"
+            >
               <option value="" selected>center</option>
               <option value="attention">attention</option>
               <option value="entropy">entropy</option>
+              <option value="point">a point</option>
             </select>
           </label>
+          <label id="point" hidden
+            >x <input id="position-x" type="number" min="0" max="1" step="0.05" value="0.5" /> y
+            <input id="position-y" type="number" min="0" max="1" step="0.05" value="0.5"
+          /></label>
         </fieldset>
         <fieldset>
           <legend>output</legend>
           <label>
             format
-            <select id="format">
+            <select id="format" data-path="format">
               <option value="" selected>same as input</option>
               <option value="jpeg">jpeg</option>
               <option value="png">png</option>
@@ -72,9 +88,16 @@ export const PLAYGROUND_PAGE = `<!doctype html>
               <option value="auto">auto (the smallest)</option>
             </select>
           </label>
+          <span id="formats" data-path="formats" hidden
+            >of
+            <label><input type="checkbox" value="jpeg" checked /> jpeg</label>
+            <label><input type="checkbox" value="png" /> png</label>
+            <label><input type="checkbox" value="webp" checked /> webp</label>
+            <label><input type="checkbox" value="avif" checked /> avif</label>
+          </span>
           <label>
             quality
-            <select id="quality-mode">
+            <select id="quality-mode" data-path="quality">
               <option value="" selected>number</option>
               <option value="auto">auto (SSIMULACRA 2 82)</option>
               <option value="auto:high">auto:high (87)</option>
@@ -93,7 +116,18 @@ export const PLAYGROUND_PAGE = `<!doctype html>
             />
             <small id="quality-note" hidden>PNG is lossless</small></label
           >
-          <label><input id="strip" type="checkbox" checked /> strip metadata</label>
+          <label
+            >max&nbsp;bytes
+            <input
+              id="max-bytes"
+              data-path="max_bytes"
+              type="text"
+              inputmode="numeric"
+              spellcheck="false"
+              placeholder="none, or input"
+              size="9"
+          /></label>
+          <label><input id="strip" data-path="strip" type="checkbox" checked /> strip metadata</label>
         </fieldset>
         <button id="run" type="submit">Process</button>
       </form>
@@ -123,7 +157,8 @@ export const PLAYGROUND_PAGE = `<!doctype html>
       <section id="delivery">
         <h2>As a delivery URL, for <code>&lt;img src&gt;</code></h2>
         <p>
-          The options above, signed for an image on the web. Sign on your server in production: the secret is
+          The operations above, every one of them, as URL options (format auto becomes <code>f:auto</code> with its
+          <code>formats:</code>, chosen among those the browser takes), signed for an image on the web. Sign on your server in production: the secret is
           used only in this tab here and never sent. Get one on <a href="/account">/account</a>.
         </p>
         <label class="wide"
@@ -138,16 +173,15 @@ export const PLAYGROUND_PAGE = `<!doctype html>
             spellcheck="false"
             placeholder="imgpd_…"
         /></label>
-        <label
-          ><input id="delivery-auto" type="checkbox" checked /> f:auto (the format by the browser's
-          Accept)</label
-        >
         <button id="copy-delivery" type="button">Copy as delivery URL</button>
         <p id="delivery-error" role="alert" hidden></p>
         <pre><code id="delivery-url"></code></pre>
         <img id="delivery-img" alt="the image at the delivery URL" hidden />
       </section>
     </main>
+    <script type="application/json" id="url-options">
+      ${URL_OPTIONS_JSON}
+    </script>
     <script src="/playground.js" type="module"></script>
     <script src="/playground-delivery.js" type="module"></script>
   </body>

@@ -4,11 +4,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
-import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
+import { sniffImageFormat } from './formats.ts';
 import { declaredSize, jpegScanCount, MAX_JPEG_SCANS, readJpegFrame } from './input-header.ts';
 import type { Operations } from './operations.ts';
-import { autoFormatCandidates } from './output-search.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
+import { operationsRunInProcess } from './registry.ts';
 import { ISOLATED_CHILD_ARGS } from '../paths.ts';
 
 export interface IsolatedJob {
@@ -42,8 +42,8 @@ export const ISOLATE_ABOVE_PIXELS = 16_000_000;
 export const ISOLATE_ABOVE_SCAN_PIXELS = 160_000_000;
 
 /**
- * True when a job runs in a killable child: AVIF output or format auto with AVIF among its candidates (the encoder
- * ignores sharp's timeout), AVIF/HEIF input,
+ * True when a job runs in a killable child: an operation that does not allow the main process (registry.ts: AVIF
+ * output or format auto with AVIF among its candidates, whose encoder ignores sharp's timeout), AVIF/HEIF input,
  * progressive JPEGs with many scans × pixels, and inputs declaring more than ISOLATE_ABOVE_PIXELS or whose header
  * cannot be read. Inputs refused from their first bytes (not an image, HEIC, too many scans) stay in-process.
  */
@@ -51,11 +51,7 @@ export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMo
   if (mode === 'all') return true;
   const format = sniffImageFormat(input);
   if (format === undefined || format === 'heic') return false;
-  const writesAvif =
-    ops.format === 'auto'
-      ? autoFormatCandidates(ops).includes('avif')
-      : (ops.format ?? defaultOutputFormat(format)) === 'avif';
-  if (writesAvif) return true;
+  if (!operationsRunInProcess(ops)) return true;
   if (format === 'avif') return true;
   if (format === 'jpeg') {
     const frame = readJpegFrame(input);

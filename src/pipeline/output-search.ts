@@ -1,5 +1,6 @@
 // owns: the requests that try more than one encode: `quality: "auto…"`, `format: "auto"` and `max_bytes`.
-// The image is decoded, oriented and resized once into a lossless intermediate; every candidate encodes from it.
+// The image is decoded, oriented and put through every phase before the encode (geometry, tone) once, into a
+// lossless intermediate; every candidate runs the encode and finalize phases from it.
 import type { Metadata, Sharp } from 'sharp';
 import {
   JPEG_WEBP_SAMPLE,
@@ -11,15 +12,16 @@ import {
   type QualityModel,
   type SampleCodec,
 } from './auto-quality.ts';
-import {
-  AUTO_FORMAT_CANDIDATES,
-  DEFAULT_QUALITY,
-  MAX_BYTES_INPUT,
-  type Operations,
-  type OutputFormat,
-} from './operations.ts';
+import { DEFAULT_QUALITY, MAX_BYTES_INPUT, type Operations, type OutputFormat } from './operations.ts';
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
-import { avifOptions, PIPELINE_STEPS, type SourceInfo, type StepContext } from './steps.ts';
+import {
+  applyPhases,
+  autoFormatCandidates,
+  BEFORE_ENCODE,
+  FROM_ENCODE,
+  type StepContext,
+} from './registry.ts';
+import { avifOptions, type SourceInfo } from './steps.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
 export const MAX_BYTES_QUALITY_FLOOR = 30;
@@ -68,15 +70,6 @@ export interface SearchedOutput {
   maxBytesMet?: boolean;
 }
 
-export function needsOutputSearch(ops: Operations): boolean {
-  return typeof ops.quality === 'string' || ops.format === 'auto' || ops.max_bytes !== undefined;
-}
-
-/** The candidate formats of `format: "auto"`: the caller's list, else JPEG, WebP and AVIF. */
-export function autoFormatCandidates(ops: Operations): readonly OutputFormat[] {
-  return ops.formats ?? AUTO_FORMAT_CANDIDATES;
-}
-
 interface Intermediate {
   open: OpenImage;
   /**
@@ -87,6 +80,8 @@ interface Intermediate {
   source: SourceInfo;
   width: number;
   height: number;
+  /** The tokens of the phases already run, which every candidate's answer starts with. */
+  applied: readonly string[];
 }
 
 /** A sharp instance on the intermediate's pixels. */
@@ -176,7 +171,7 @@ export type OpenImage = (
   raw?: { width: number; height: number; channels: 3 | 4 },
 ) => Sharp;
 
-/** Runs the resize step once and keeps the result losslessly, metadata included, for the candidates. */
+/** Runs the phases before the encode once and keeps the result losslessly, metadata included, for the candidates. */
 async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promise<Intermediate> {
   const meta = req.inputMeta;
   // Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice.
@@ -189,14 +184,14 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     !req.source.isCmyk;
   const ctx: StepContext = {
     image: req.image,
-    ops: { resize: req.ops.resize },
+    ops: req.ops,
     source: req.source,
     format: resizeFormat,
     quality: DEFAULT_QUALITY,
     avifEffort: req.avifEffort,
     applied: [],
   };
-  PIPELINE_STEPS[0]!(ctx);
+  applyPhases(ctx, BEFORE_ENCODE);
   const { data, info } = await (
     plain ? req.image.raw() : req.image.keepMetadata().tiff({ compression: 'none' })
   ).toBuffer({ resolveWithObject: true });
@@ -206,10 +201,11 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     source: { ...req.source, width: info.width, height: info.height },
     width: info.width,
     height: info.height,
+    applied: ctx.applied,
   };
 }
 
-/** One final encode from the intermediate through the pipeline's own encode and strip steps. */
+/** One final encode from the intermediate through the pipeline's own encode and finalize phases. */
 async function encodeFinal(
   im: Intermediate,
   ops: Operations,
@@ -220,15 +216,15 @@ async function encodeFinal(
 ): Promise<{ data: Buffer; applied: string[] }> {
   const ctx: StepContext = {
     image: openIntermediate(im),
-    ops: { strip: ops.strip },
+    ops,
     source: im.source,
     format,
     quality,
     avifEffort,
     ...(jpegQuantTable === undefined ? {} : { jpegQuantTable }),
-    applied: ops.resize ? ['resize'] : [],
+    applied: [...im.applied],
   };
-  for (const step of PIPELINE_STEPS) step(ctx);
+  applyPhases(ctx, FROM_ENCODE);
   return { data: await ctx.image.toBuffer(), applied: ctx.applied };
 }
 

@@ -1,5 +1,7 @@
 // owns: the geometry of resize.position: the crop window around a focal point (cover) and the padding of contain.
-import type { FocalPoint } from './operations.ts';
+
+/** A point in fractions of the upright image: x 0 the left edge, 1 the right; y 0 the top, 1 the bottom. */
+export type FocalPoint = { x: number; y: number };
 
 export interface Size {
   width: number;

@@ -9,7 +9,7 @@ import {
 } from './errors.ts';
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
-import { resizeTarget } from './steps.ts';
+import { predictedSize } from './registry.ts';
 
 export interface ImageFacts {
   format: Exclude<InputFormat, 'heic'>;
@@ -145,13 +145,10 @@ export async function probeImage(input: Buffer): Promise<ImageFacts> {
   };
 }
 
-/** What POST /v1/image writes for these facts and operations, from the same pure resize function it uses. */
+/** What POST /v1/image writes for these facts and operations: each operation's own effect on the size (registry). */
 export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
   const format = ops.format === 'auto' ? null : (ops.format ?? defaultOutputFormat(facts.format));
-  const r = ops.resize;
-  const size = r
-    ? resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, facts)
-    : { width: facts.width, height: facts.height };
+  const size = predictedSize({ width: facts.width, height: facts.height }, ops);
   return {
     format,
     width: size.width,

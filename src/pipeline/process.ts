@@ -13,8 +13,9 @@ import { hasTooManyJpegScans, MAX_JPEG_SCANS } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, keepsFrames } from './probe.ts';
-import { needsOutputSearch, searchOutput } from './output-search.ts';
-import { PIPELINE_STEPS, resizeTarget, type SourceInfo, type StepContext } from './steps.ts';
+import { searchOutput } from './output-search.ts';
+import { applyPhases, needsOutputSearch, operationsForFrames, PHASES, type StepContext } from './registry.ts';
+import type { SourceInfo } from './steps.ts';
 
 export interface ProcessLimits {
   maxInputPixels: number;
@@ -64,38 +65,6 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
   return { failOn: 'warning', limitInputPixels: maxInputPixels, sequentialRead: true };
 }
 
-/**
- * attention and entropy cannot crop a multi-page image in libvips: for an animation they run on the first frame,
- * and the centre of the crop they chose becomes the focal point every frame is cropped around.
- */
-async function firstFrameFocus(
-  input: Buffer,
-  ops: Operations,
-  source: SourceInfo,
-  limits: ProcessLimits,
-): Promise<Operations> {
-  const r = ops.resize;
-  const position = r?.position;
-  if (!r || (position !== 'attention' && position !== 'entropy')) return ops;
-  const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, source);
-  if (target.fit !== 'cover') return ops;
-  // The same deadline as the job's own instance, so this first pass stops with it too.
-  const { info } = await sharp(input, sharpInputOptions(limits.maxInputPixels))
-    .timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) })
-    .autoOrient()
-    .resize(target.width, target.height, { fit: 'cover', position })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const k = Math.max(target.width / source.width, target.height / source.height);
-  const fraction = (offset: number | undefined, side: number, resized: number) =>
-    Math.min(1, Math.max(0, (-(offset ?? 0) + side / 2) / resized));
-  const focal = {
-    x: fraction(info.cropOffsetLeft, target.width, source.width * k),
-    y: fraction(info.cropOffsetTop, target.height, source.height * k),
-  };
-  return { ...ops, resize: { ...r, position: focal } };
-}
-
 async function runPipeline(
   input: Buffer,
   requested: Operations,
@@ -142,7 +111,12 @@ async function runPipeline(
     hasAlpha: meta.hasAlpha === true,
     isCmyk: meta.space === 'cmyk',
   };
-  const ops = animated ? await firstFrameFocus(input, requested, source, limits) : requested;
+  // The same deadline as the job's own instance, so a pass over the first frame stops with it too.
+  const firstFrameOnly = () =>
+    sharp(input, sharpInputOptions(limits.maxInputPixels)).timeout({
+      seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)),
+    });
+  const ops = animated ? await operationsForFrames(requested, source, firstFrameOnly) : requested;
   const ctx: StepContext = {
     image,
     ops,
@@ -166,7 +140,7 @@ async function runPipeline(
     });
     return { ...searched, frames: 1 };
   }
-  for (const step of PIPELINE_STEPS) step(ctx);
+  applyPhases(ctx, PHASES);
 
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
   // libwebp merges identical consecutive frames (adding their delays): the header says how many were written.

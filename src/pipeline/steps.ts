@@ -1,7 +1,6 @@
-// The pipeline steps in contract order (resize → format+quality → strip); each records its summary token.
-import type { AvifOptions, Sharp } from 'sharp';
-import type { Operations, OutputFormat } from './operations.ts';
-import { containPlacement, focalCropWindow } from './position.ts';
+// The pure parts of the operations' steps (registry.ts holds the steps): resize geometry that never enlarges, the
+// AVIF encoder's settings, and what an image keeps of its alpha.
+import type { AvifOptions } from 'sharp';
 
 export interface SourceInfo {
   /** Upright dimensions, after auto-orientation. */
@@ -11,24 +10,11 @@ export interface SourceInfo {
   isCmyk: boolean;
 }
 
-export interface StepContext {
-  image: Sharp;
-  ops: Operations;
-  source: SourceInfo;
-  format: OutputFormat;
-  quality: number;
-  avifEffort: number;
-  /** mozjpeg's quantisation table for JPEG; only quality "auto" sets it, fixed numbers keep libjpeg's. */
-  jpegQuantTable?: number;
-  applied: string[];
-}
+export const WHITE = { r: 255, g: 255, b: 255, alpha: 1 };
+export const TRANSPARENT = { r: 0, g: 0, b: 0, alpha: 0 };
 
-type Step = (ctx: StepContext) => void;
-
-const WHITE = { r: 255, g: 255, b: 255, alpha: 1 };
-const TRANSPARENT = { r: 0, g: 0, b: 0, alpha: 0 };
-
-export function keepsAlpha(source: SourceInfo, format: OutputFormat): boolean {
+/** Whether an output keeps the source's alpha channel: every format but JPEG does. */
+export function keepsAlpha(source: SourceInfo, format: string): boolean {
   return source.hasAlpha && format !== 'jpeg';
 }
 
@@ -71,29 +57,6 @@ export function resizeTarget(
   return { width: scaled(w, k), height: scaled(h, k), fit };
 }
 
-const resize: Step = (ctx) => {
-  const r = ctx.ops.resize;
-  if (!r) return;
-  const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, ctx.source);
-  const background = keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE;
-  const position = r.position;
-  if (position === undefined || position === 'center' || target.fit === 'fill') {
-    ctx.image.resize(target.width, target.height, { fit: target.fit, background });
-  } else if (typeof position === 'string') {
-    // attention or entropy: libvips picks the crop (validation allows them with cover only).
-    ctx.image.resize(target.width, target.height, { fit: 'cover', position, background });
-  } else if (target.fit === 'cover') {
-    // A focal point: the window is computed here (src/pipeline/position.ts), cut from the upright source, scaled.
-    ctx.image
-      .extract(focalCropWindow(ctx.source, target, position))
-      .resize(target.width, target.height, { fit: 'fill' });
-  } else {
-    const { inner, ...padding } = containPlacement(ctx.source, target, position);
-    ctx.image.resize(inner.width, inner.height, { fit: 'fill' }).extend({ ...padding, background });
-  }
-  ctx.applied.push('resize');
-};
-
 /**
  * The AVIF encoder's settings. Chroma 4:2:0: at an equal SSIMULACRA 2, effort 3 with 4:2:0 writes 14 % fewer bytes
  * than effort 2 with sharp's 4:4:4 for 1.0–1.1× its encode CPU, where 4:4:4 at effort 3 costs 1.2–1.3× (BENCHMARKS.md,
@@ -102,31 +65,3 @@ const resize: Step = (ctx) => {
 export function avifOptions(quality: number, effort: number): AvifOptions {
   return { quality, effort, chromaSubsampling: '4:2:0' };
 }
-
-const encode: Step = (ctx) => {
-  const { image, format, quality } = ctx;
-  if (format === 'jpeg' && ctx.source.hasAlpha) image.flatten({ background: WHITE });
-  if (format === 'jpeg')
-    image.jpeg(
-      ctx.jpegQuantTable === undefined ? { quality } : { quality, quantisationTable: ctx.jpegQuantTable },
-    );
-  else if (format === 'webp') image.webp({ quality });
-  else if (format === 'avif') image.avif(avifOptions(quality, ctx.avifEffort));
-  else image.png();
-  ctx.applied.push(`format=${format}`);
-  if (format !== 'png') ctx.applied.push(`quality=${quality}`);
-};
-
-const strip: Step = (ctx) => {
-  if (ctx.ops.strip === false) {
-    ctx.image.keepMetadata();
-    return;
-  }
-  // CMYK profiles cannot describe RGB output: those pixels are converted to sRGB and tagged as such.
-  if (ctx.source.isCmyk) ctx.image.withIccProfile('srgb');
-  else ctx.image.keepIccProfile();
-  ctx.applied.push('strip');
-};
-
-/** Literal list in the order api.md fixes; JSON key order never changes it. */
-export const PIPELINE_STEPS: readonly Step[] = [resize, encode, strip];

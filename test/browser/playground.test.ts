@@ -239,7 +239,10 @@ test('playground: quality auto and format auto are offered; the answer says whic
   await page.selectOption('#format', 'auto');
   await page.selectOption('#quality-mode', 'auto:high');
   assert.equal(await page.isDisabled('#quality'), true, 'an auto level replaces the number');
-  assert.match((await page.textContent('#curl')) ?? '', /"format":"auto","quality":"auto:high"/);
+  assert.match(
+    (await page.textContent('#curl')) ?? '',
+    /"format":"auto","formats":\["jpeg","webp","avif"\],"quality":"auto:high"/,
+  );
   await page.click('#run');
   await page.waitForSelector('#result-img[data-width]');
   const format = await page.textContent('#headers tr:has-text("x-service-output-format") td:last-child');

@@ -145,3 +145,28 @@ test('client: purgeDelivery purges one source or all, answering the tags a CDN p
   const again = await fetch(url);
   assert.equal(again.headers.get('x-service-cache'), 'miss', 'made anew on this instance at once');
 });
+
+test('client: deliveryUrl writes position, the formats list, quality auto and the byte cap as the server reads them', async (t) => {
+  const { server, accountId, secret, source } = await setUp(t);
+  const url = await deliveryUrl(source, {
+    baseUrl: server.url,
+    accountId,
+    secret,
+    width: 200,
+    height: 100,
+    fit: 'cover',
+    position: { x: 0.25, y: 0.75 },
+    format: 'auto',
+    formats: ['jpeg', 'webp'],
+    quality: 'auto:eco',
+    maxBytes: 'input',
+  });
+  assert.match(
+    url,
+    /\/w:200\/h:100\/fit:cover\/pos:0\.25,0\.75\/f:auto\/formats:jpeg,webp\/q:auto:eco\/max_bytes:input\//,
+  );
+  const res = await fetch(url, { headers: { accept: 'image/webp,*/*' } });
+  assert.equal(res.status, 200, await res.clone().text());
+  const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+  assert.deepEqual([meta.width, meta.height], [200, 100]);
+});

@@ -3,7 +3,7 @@
 // allowed origins and refunds.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -13,8 +13,9 @@ import { loadConfig } from '../../src/config.ts';
 import { createContext, createLogger } from '../../src/context.ts';
 import { buildServer } from '../../src/http/server.ts';
 import { findOrCreateAccount } from '../../src/store/accounts.ts';
-import { deliveryPath, type DeliveryOptions } from '../../src/delivery/url.ts';
+import { deliveryOptionsOf, deliveryPath, type DeliveryOptions } from '../../src/delivery/url.ts';
 import { startTestServer } from '../helpers/app.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { send } from '../helpers/http-client.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 
@@ -488,4 +489,39 @@ test('delivery: the log shows neither the secret nor a signed path (requests are
   assert.match(log, /"route":"\/v1\/u\/:accountId\/\*"/);
   assert.ok(!log.includes(secret.secret), 'the secret is not logged');
   assert.ok(!log.includes(signature), 'the signature is not logged');
+});
+
+test('delivery: every operation of the JSON form, written as URL options, answers the bytes POST /v1/image answers', async (t) => {
+  const corpusPhoto = readFileSync(`${CORPUS_DIR}Landscape_1.jpg`);
+  const server = await startTestServer(t, LOOPBACK_ALLOWED);
+  const origin = await startOrigin(t, (_req, res) => sendImage(res, corpusPhoto));
+  const secret = await createSecret(server);
+  const chromiumAccept = 'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8';
+  const cases = [
+    {
+      resize: { w: 300, h: 200, fit: 'cover', position: 'attention' },
+      format: 'auto',
+      formats: ['jpeg', 'webp'],
+      quality: 'auto:eco',
+      max_bytes: 9000,
+      strip: false,
+    },
+    { resize: { w: 240, h: 240, fit: 'contain', position: { x: 0, y: 1 } }, format: 'png' },
+    { resize: { h: 120 }, quality: 55, max_bytes: 'input' },
+  ];
+  for (const operations of cases) {
+    const source = origin.url('/photo.jpg');
+    const posted = await send(`${server.url}/v1/image`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: source, operations }),
+    });
+    assert.equal(posted.status, 200, posted.body.toString());
+    const delivered = await get(server, signed(secret, source, deliveryOptionsOf(operations)), {
+      accept: chromiumAccept,
+    });
+    assert.equal(delivered.status, 200, delivered.body.toString());
+    assert.equal(delivered.headers['x-service-operations'], posted.headers['x-service-operations']);
+    assert.ok(delivered.body.equals(posted.body), JSON.stringify(operations));
+  }
 });

@@ -6,15 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../../src/errors.ts';
 import { accountTag, deliveryTags } from '../../src/delivery/derivatives.ts';
-import { negotiateFormat } from '../../src/delivery/negotiate.ts';
+import { negotiate, negotiateFormat } from '../../src/delivery/negotiate.ts';
 import { openResultCache, resultCacheKey } from '../../src/delivery/result-cache.ts';
 import {
+  deliveryOptionsOf,
   deliveryPath,
+  formatDeliveryOptions,
   parseDeliveryRequest,
   signatureMatches,
   splitDeliveryPath,
 } from '../../src/delivery/url.ts';
-import { operationsSchema } from '../../src/pipeline/operations.ts';
+import { operationsSchema, validateOperations } from '../../src/pipeline/operations.ts';
 
 const schema = operationsSchema(10_000);
 const SOURCE = 'https://images.example.com/a b/photo.jpg?v=2';
@@ -63,14 +65,88 @@ test('delivery url: options parse into operations; the normalised form ignores o
   const a = parseDeliveryRequest(`q:60/w:300/strip:false/exp:5/${encodeURIComponent(SOURCE)}`, schema);
   const b = parseDeliveryRequest(`w:300/strip:false/q:60/${encodeURIComponent(SOURCE)}`, schema);
   assert.equal(a.source, SOURCE);
-  assert.deepEqual(a.operations, {
-    resize: { w: 300, h: undefined, fit: undefined },
-    quality: 60,
-    strip: false,
-  });
+  assert.deepEqual(a.operations, { resize: { w: 300 }, quality: 60, strip: false });
   assert.equal(a.expiresAt, 5);
   assert.equal(a.normalisedOptions, b.normalisedOptions);
   assert.equal(parseDeliveryRequest(`f:auto/${encodeURIComponent(SOURCE)}`, schema).autoFormat, true);
+});
+
+test('delivery url: position, quality auto and its levels, the byte cap and the formats list say what the JSON form says', () => {
+  const parsed = (options: string) =>
+    parseDeliveryRequest(`${options}/${encodeURIComponent(SOURCE)}`, schema).operations;
+  assert.deepEqual(parsed('w:300/h:200/fit:cover/pos:attention'), {
+    resize: { w: 300, h: 200, fit: 'cover', position: 'attention' },
+  });
+  assert.deepEqual(parsed('w:300/h:200/fit:cover/pos:0.25,1').resize, {
+    w: 300,
+    h: 200,
+    fit: 'cover',
+    position: { x: 0.25, y: 1 },
+  });
+  assert.equal(parsed('q:auto').quality, 'auto');
+  assert.equal(parsed('q:auto:eco').quality, 'auto:eco');
+  assert.equal(parsed('q:auto:78.5').quality, 'auto:78.5');
+  assert.equal(parsed('max_bytes:50000').max_bytes, 50000);
+  assert.equal(parsed('max_bytes:input').max_bytes, 'input');
+  assert.deepEqual(parsed('f:auto/formats:webp,png').formats, ['webp', 'png']);
+});
+
+test('delivery url: every operation written as URL options parses back to the same operations', () => {
+  const everything = {
+    resize: { w: 300, h: 200, fit: 'cover', position: { x: 0.5, y: 0.125 } },
+    format: 'auto',
+    formats: ['avif', 'jpeg'],
+    quality: 'auto:high',
+    max_bytes: 'input',
+    strip: false,
+  };
+  const options = deliveryOptionsOf(everything);
+  assert.equal(
+    formatDeliveryOptions(options),
+    'w:300/h:200/fit:cover/pos:0.5,0.125/f:auto/formats:avif,jpeg/q:auto:high/max_bytes:input/strip:false',
+  );
+  const back = parseDeliveryRequest(
+    `${formatDeliveryOptions(options)}/${encodeURIComponent(SOURCE)}`,
+    schema,
+  );
+  assert.deepEqual(back.operations, everything);
+  assert.equal(back.normalisedOptions, formatDeliveryOptions(options));
+});
+
+test('delivery url: a bad value answers the message the JSON form gives the same value', () => {
+  const cases: [string, unknown][] = [
+    ['w:0', { resize: { w: 0 } }],
+    ['w:abc', { resize: { w: 'abc' } }],
+    ['fit:stretch/w:5', { resize: { w: 5, fit: 'stretch' } }],
+    ['w:5/pos:attention', { resize: { w: 5, position: 'attention' } }],
+    ['w:5/fit:cover/pos:2,0', { resize: { w: 5, fit: 'cover', position: { x: 2, y: 0 } } }],
+    ['w:5/fit:cover/pos:a,0', { resize: { w: 5, fit: 'cover', position: { x: 'a', y: 0 } } }],
+    ['q:auto:best', { quality: 'auto:best' }],
+    ['q:0', { quality: 0 }],
+    ['max_bytes:0', { max_bytes: 0 }],
+    ['max_bytes:output', { max_bytes: 'output' }],
+    ['formats:webp', { formats: ['webp'] }],
+    ['f:auto/formats:webp,webp', { format: 'auto', formats: ['webp', 'webp'] }],
+    ['f:auto/formats:gif', { format: 'auto', formats: ['gif'] }],
+    ['f:jpg', { format: 'jpg' }],
+    ['strip:yes', { strip: 'yes' }],
+  ];
+  for (const [text, json] of cases) {
+    const fromJson = (() => {
+      try {
+        validateOperations(schema, json);
+      } catch (err) {
+        return (err as ApiError).message;
+      }
+      return 'accepted';
+    })();
+    assert.notEqual(fromJson, 'accepted', text);
+    assert.throws(
+      () => parseDeliveryRequest(`${text}/${encodeURIComponent(SOURCE)}`, schema),
+      (err: unknown) => err instanceof ApiError && err.message === fromJson,
+      text,
+    );
+  }
 });
 
 test('delivery url: a bad, unknown or repeated option is invalid_operations naming it', () => {
@@ -78,7 +154,7 @@ test('delivery url: a bad, unknown or repeated option is invalid_operations nami
     ['w:abc', 'w'],
     ['blur:3', 'blur'],
     ['w:10/w:20', 'twice'],
-    ['f:gif', 'f must'],
+    ['f:gif', 'operations.format must'],
     ['q:101', 'quality'],
     ['fit:stretch', 'fit'],
   ];
@@ -103,7 +179,7 @@ test('delivery url: v: is signed, in canonical place before exp:, and part of th
   const other = parseDeliveryRequest(bumped, schema);
   assert.notEqual(one.normalisedOptions, other.normalisedOptions);
   assert.equal(one.normalisedOptions, 'w:10/v:2026-11-27');
-  assert.deepEqual(one.operations, { resize: { w: 10, h: undefined, fit: undefined } });
+  assert.deepEqual(one.operations, { resize: { w: 10 } });
 });
 
 test('delivery url: a v: token is 1 to 32 of [A-Za-z0-9_-]', () => {
@@ -140,6 +216,19 @@ test('negotiation: AVIF over WebP over legacy; wildcards and q=0 accept neither;
   assert.equal(negotiateFormat('image/*,*/*'), 'legacy');
   assert.equal(negotiateFormat(undefined), 'legacy');
   assert.equal(negotiateFormat(''), 'legacy');
+});
+
+test('negotiation with a formats list: the listed formats Accept takes (JPEG and PNG always), else legacy', () => {
+  const chromium = 'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8';
+  assert.deepEqual(negotiate(['jpeg', 'webp', 'avif'], chromium).candidates, ['jpeg', 'webp', 'avif']);
+  assert.deepEqual(negotiate(['jpeg', 'webp', 'avif'], 'image/webp,*/*').candidates, ['jpeg', 'webp']);
+  assert.deepEqual(negotiate(['webp', 'avif'], undefined), {
+    key: 'legacy',
+    candidates: [],
+    fallback: 'legacy',
+  });
+  assert.deepEqual(negotiate(['png', 'avif'], 'image/*').candidates, ['png']);
+  assert.deepEqual(negotiate(undefined, chromium), { key: 'avif', candidates: [], fallback: 'avif' });
 });
 
 test('result cache: keys differ by account, source, options (v: among them), negotiated format and purge generations', () => {

@@ -42,9 +42,9 @@ test('README: the error-code table lists every code of the registry with its sta
 
 test('README: the operations table names every output format and every fit mode', () => {
   const rows = tableAfter(readme, '## operations');
-  const format = rows.find((r) => r[0] === '`format`')?.[1] ?? '';
+  const format = rows.find((r) => r[0] === '`format`')?.[2] ?? '';
   for (const f of OUTPUT_FORMATS) assert.ok(format.includes(`\`${f}\``), f);
-  const fit = rows.find((r) => r[0] === '`resize.fit`')?.[1] ?? '';
+  const fit = rows.find((r) => r[0] === '`resize.fit`')?.[2] ?? '';
   for (const mode of ['inside', 'outside', 'cover', 'contain', 'fill'])
     assert.ok(fit.includes(`\`${mode}\``), mode);
 });

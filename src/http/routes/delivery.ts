@@ -10,7 +10,7 @@ import { takeQuotaUnit, type QuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
 import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
-import { negotiateFormat, type NegotiatedFormat } from '../../delivery/negotiate.ts';
+import { negotiate, type Negotiation } from '../../delivery/negotiate.ts';
 import { accountTag, deliveryTags, PURGE_GENERATION_TTL_MS } from '../../delivery/derivatives.ts';
 import { derivativeHash, resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
 import {
@@ -24,6 +24,7 @@ import {
 import { parseDeliveryRequest, splitDeliveryPath, type DeliveryRequest } from '../../delivery/url.ts';
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { observeFetch } from '../../metrics.ts';
+import type { Operations } from '../../pipeline/operations.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
 import { claimDeliveryCharge, findDeliverySigner, releaseDeliveryCharge } from '../../store/delivery.ts';
@@ -33,19 +34,21 @@ import { OUTPUT_HEADERS } from './image.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
-\`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments \`w:800\`, \`h:600\`,
-\`fit:cover\`, \`f:auto|jpeg|png|webp|avif\`, \`q:80\`, \`strip:false\`, \`v:<token>\` (a version, 1-32 of
-[A-Za-z0-9_-], part of the cache key: change it when the source image changes), \`exp:<unix seconds>\` (any order,
-each at most once); the source is the image URL percent-encoded as one segment (encodeURIComponent). The signature is the
-HMAC-SHA-256, base64url without padding, of everything after it as sent, under the account's delivery secret
-(POST /v1/delivery/secret). \`f:auto\` answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with
-Vary: Accept. A result is cached per instance (DELIVERY_CACHE_BYTES); a derivative (account, source, options,
-negotiated format) counts one quota unit per calendar month however many instances make it and however often it is
-evicted (recorded in the store); a hit or a 304 counts none. POST /v1/delivery/purge makes the account's
-derivatives anew (each counts again once). Answers carry Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS
-(less when exp: is nearer), a strong ETag, X-Service-Cache: hit or miss, and Cache-Tag (comma-separated) and
-Surrogate-Key (space-separated) naming the account (imgpipe-a-<24 hex>) and the source (imgpipe-s-<24 hex>). See
-docs/delivery.md.`;
+\`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments that say what \`operations\` says, with
+its validation and messages: \`w:800\`, \`h:600\`, \`fit:cover\`, \`pos:attention|entropy|center|<x>,<y>\`,
+\`f:auto|jpeg|png|webp|avif\`, \`formats:webp,avif\`, \`q:80|auto|auto:high|auto:eco|auto:<30..95>\`,
+\`max_bytes:<n>|input\`, \`strip:false\`, \`v:<token>\` (a version, 1-32 of [A-Za-z0-9_-], part of the cache key:
+change it when the source image changes) and \`exp:<unix seconds>\` (any order, each at most once); the source is the
+image URL percent-encoded as one segment (encodeURIComponent). The signature is the HMAC-SHA-256, base64url without
+padding, of everything after it as sent, under the account's delivery secret (POST /v1/delivery/secret). \`f:auto\`
+answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with Vary: Accept; with \`formats:\`, the smallest of
+the listed formats the Accept header takes (JPEG and PNG always). A result is cached per instance
+(DELIVERY_CACHE_BYTES); a derivative (account, source, options, negotiated format) counts one quota unit per calendar
+month however many instances make it and however often it is evicted (recorded in the store); a hit or a 304 counts
+none. POST /v1/delivery/purge makes the account's derivatives anew (each counts again once). Answers carry
+Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong ETag, X-Service-Cache: hit
+or miss, and Cache-Tag (comma-separated) and Surrogate-Key (space-separated) naming the account (imgpipe-a-<24 hex>)
+and the source (imgpipe-s-<24 hex>). See docs/delivery.md.`;
 
 const DELIVERY_HEADERS: Headers = {
   ...OUTPUT_HEADERS,
@@ -297,6 +300,24 @@ function notModified(request: FastifyRequest, etag: string): boolean {
 }
 
 /**
+ * The operations of an `f:auto` URL for this request: several accepted candidates are format "auto" over them (the
+ * smallest), one is that format, none (or no `formats:` list) the negotiated class.
+ */
+async function negotiatedOperations(
+  operations: Operations,
+  negotiated: Negotiation,
+  input: Buffer,
+  maxInputPixels: number,
+): Promise<Operations> {
+  const { formats: _listed, ...rest } = operations;
+  if (negotiated.candidates.length > 1)
+    return { ...rest, format: 'auto', formats: [...negotiated.candidates] };
+  const format =
+    negotiated.candidates[0] ?? (await autoOutputFormat(negotiated.fallback, input, maxInputPixels));
+  return { ...rest, format };
+}
+
+/**
  * A miss: the derivative is charged unless another instance (or an earlier make, evicted since) charged it this
  * month: the first to record it reserves a unit, which counts once the image exists (it is cached and later
  * requests are free, so a client leaving early does not get it refunded); on every failure the unit is refunded
@@ -307,8 +328,8 @@ async function processMiss(
   ctx: AppContext,
   signer: DeliverySigner,
   delivery: DeliveryRequest,
-  /** The negotiated class of `f:auto`; undefined for a URL that names its format (or none). */
-  negotiated: NegotiatedFormat | undefined,
+  /** What `f:auto` is for this request; undefined for a URL that names its format (or none). */
+  negotiated: Negotiation | undefined,
   derivative: string,
 ): Promise<Omit<CachedResult, 'etag'>> {
   const { config } = ctx;
@@ -337,7 +358,7 @@ async function processMiss(
     );
     ctx.metrics.recordInputBytes('url', input.length);
     const operations = negotiated
-      ? { ...delivery.operations, format: await autoOutputFormat(negotiated, input, config.maxInputPixels) }
+      ? await negotiatedOperations(delivery.operations, negotiated, input, config.maxInputPixels)
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
     const out = await runImageJob(ctx, input, operations, new AbortController().signal);
@@ -408,12 +429,14 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
       throw urlExpired(delivery.expiresAt);
     }
     checkAllowedOrigin(allowedOrigins(signer), delivery.source);
-    const negotiated = delivery.autoFormat ? negotiateFormat(request.headers.accept) : undefined;
+    const negotiated = delivery.autoFormat
+      ? negotiate(delivery.operations.formats, request.headers.accept)
+      : undefined;
     const parts = {
       accountId: signer.accountId,
       source: delivery.source,
       options: delivery.normalisedOptions,
-      format: negotiated ?? 'as-named',
+      format: negotiated?.key ?? 'as-named',
       purges: await ctx.deliveryPurges.of(signer.accountId, delivery.source),
     };
     const { result, fresh } = await ctx.deliveryCache.getOrProduce(resultCacheKey(parts), () =>

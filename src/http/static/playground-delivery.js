@@ -1,21 +1,40 @@
-// owns: the playground's "Copy as delivery URL": signs the form's options for an image URL with a delivery secret
-// typed in this tab (Web Crypto HMAC-SHA-256, as clients/js deliveryUrl), copies the URL and shows its image, or
-// the error the URL answers, as the form shows its own.
+// owns: the playground's "Copy as delivery URL": writes the form's operations (the object POST /v1/image gets) as
+// the registry's URL options, signs them for an image URL with a delivery secret typed in this tab (Web Crypto
+// HMAC-SHA-256, as clients/js deliveryUrl), copies the URL and shows its image, or the error the URL answers, as the
+// form shows its own.
+import { operationsFromForm } from './playground.js';
+
 const $ = (id) => document.getElementById(id);
 
-/** The form's options as delivery URL segments, in the server's order; only what the user set. */
-function optionSegments() {
+/** The registry's URL options ({ name, path }), in the server's order: the page carries them as JSON. */
+const URL_OPTIONS = JSON.parse($('url-options').textContent);
+
+/** A JSON value as its URL option writes it: a list comma-separated, a point `x,y`. */
+function optionText(value) {
+  if (Array.isArray(value)) return value.join(',');
+  if (typeof value === 'object') return `${value.x},${value.y}`;
+  return String(value);
+}
+
+/** The JSON paths of `ops`' values (`resize.w`, `format`), the ones a URL option must carry. */
+function valuePaths(ops) {
+  return Object.entries(ops).flatMap(([key, value]) =>
+    URL_OPTIONS.some((o) => o.path[0] === key && o.path.length === 2)
+      ? Object.keys(value).map((field) => `${key}.${field}`)
+      : [key],
+  );
+}
+
+/** The operations as URL segments in the server's order; throws naming a field no URL option carries. */
+function optionSegments(ops) {
+  const carried = new Set(URL_OPTIONS.map((o) => o.path.join('.')));
+  const lost = valuePaths(ops).filter((path) => !carried.has(path));
+  if (lost.length > 0) throw new Error(`A delivery URL cannot say ${lost.join(', ')}`);
   const segments = [];
-  const w = $('w').value.trim();
-  const h = $('h').value.trim();
-  if (w !== '') segments.push(`w:${Number(w)}`);
-  if (h !== '') segments.push(`h:${Number(h)}`);
-  if (w !== '' || h !== '') segments.push(`fit:${$('fit').value}`);
-  if ($('delivery-auto').checked) segments.push('f:auto');
-  else if ($('format').value !== '') segments.push(`f:${$('format').value}`);
-  const quality = $('quality').value.trim();
-  if (quality !== '' && Number(quality) !== 80) segments.push(`q:${Number(quality)}`);
-  if (!$('strip').checked) segments.push('strip:false');
+  for (const { name, path } of URL_OPTIONS) {
+    const value = path.length === 2 ? ops[path[0]]?.[path[1]] : ops[path[0]];
+    if (value !== undefined) segments.push(`${name}:${optionText(value)}`);
+  }
   return segments;
 }
 
@@ -49,7 +68,13 @@ $('copy-delivery').addEventListener('click', async () => {
   const res = await fetch('/v1/delivery', { headers: { authorization: `Bearer ${$('key').value.trim()}` } });
   const settings = await res.json().catch(() => ({}));
   if (!res.ok) return showError(settings.error?.message ?? `HTTP ${res.status}`);
-  const signed = [...optionSegments(), encodeURIComponent(source)].join('/');
+  let segments;
+  try {
+    segments = optionSegments(operationsFromForm());
+  } catch (err) {
+    return showError(err.message);
+  }
+  const signed = [...segments, encodeURIComponent(source)].join('/');
   // This server, as the curl line uses: the page's own origin (a CDN in front would take its place).
   const prefix = `${window.location.origin}/v1/u/${encodeURIComponent(settings.accountId)}/`;
   const url = `${prefix}${await hmacBase64url(secret, signed)}/${signed}`;

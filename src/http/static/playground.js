@@ -27,8 +27,43 @@ function updateQuality() {
   $('quality-note').hidden = !lossless;
 }
 
-/** The operations object the form describes; only what the user set, so the API's defaults apply. */
-function operationsFromForm() {
+/** The position the form names: a strategy, or the point of the x and y fields. */
+function positionFromForm() {
+  if ($('position').value !== 'point') return $('position').value;
+  return { x: Number($('position-x').value), y: Number($('position-y').value) };
+}
+
+/** The fields read by operationsFromForm's own rules; every other control with a data-path is read by its type. */
+const RULED = new Set([
+  'resize.w',
+  'resize.h',
+  'resize.fit',
+  'resize.position',
+  'format',
+  'formats',
+  'quality',
+]);
+
+/**
+ * A control's JSON value, or undefined when it says nothing: a checkbox when it differs from its default, a number
+ * field's number, a text field's digits as a number (other text as it is), a choice other than the first ("").
+ */
+function controlValue(control) {
+  if (control.type === 'checkbox') {
+    return control.checked === control.defaultChecked ? undefined : control.checked;
+  }
+  const text = control.value.trim();
+  if (text === '') return undefined;
+  if (control.type === 'number' || /^\d+$/.test(text)) return Number(text);
+  return text;
+}
+
+/**
+ * The operations object the form describes; only what the user set, so the API's defaults apply. "Copy as delivery
+ * URL" (playground-delivery.js) writes this same object as URL options. A new operation's control needs only its
+ * data-path (src/pages/playground.ts).
+ */
+export function operationsFromForm() {
   const ops = {};
   const w = $('w').value.trim();
   const h = $('h').value.trim();
@@ -37,13 +72,23 @@ function operationsFromForm() {
     if (w !== '') ops.resize.w = Number(w);
     if (h !== '') ops.resize.h = Number(h);
     // attention and entropy choose cover's crop (the API refuses them with the other fits, saying so).
-    if ($('position').value !== '') ops.resize.position = $('position').value;
+    if ($('position').value !== '') ops.resize.position = positionFromForm();
   }
   if ($('format').value !== '') ops.format = $('format').value;
+  // Sent even when it is the default list: a delivery URL's f:auto needs it to mean what the JSON form means.
+  if ($('format').value === 'auto') {
+    ops.formats = [...$('formats').querySelectorAll('input:checked')].map((box) => box.value);
+  }
   const quality = $('quality').value.trim();
   if (!$('quality-mode').disabled && $('quality-mode').value !== '') ops.quality = $('quality-mode').value;
   else if (!$('quality').disabled && quality !== '' && Number(quality) !== 80) ops.quality = Number(quality);
-  if (!$('strip').checked) ops.strip = false;
+  for (const control of document.querySelectorAll('[data-path]')) {
+    const [key, field] = control.dataset.path.split('.');
+    const value = RULED.has(control.dataset.path) || control.disabled ? undefined : controlValue(control);
+    if (value === undefined) continue;
+    if (field === undefined) ops[key] = value;
+    else (ops[key] ??= {})[field] = value;
+  }
   return ops;
 }
 
@@ -77,6 +122,8 @@ function curlLine(key, ops) {
 
 function updateCurl() {
   updateQuality();
+  $('point').hidden = $('position').value !== 'point';
+  $('formats').hidden = $('format').value !== 'auto';
   $('curl').textContent = curlLine(maskKey($('key').value.trim()), operationsFromForm());
 }
 
@@ -232,10 +279,8 @@ $('form').addEventListener('submit', run);
 $('key').value = sessionStorage.getItem('imgpipe.key') ?? '';
 $('file').addEventListener('change', () => chooseFile($('file').files[0]));
 $('url').addEventListener('input', useUrl);
-for (const id of ['key', 'url', 'w', 'h', 'fit', 'position', 'format', 'quality-mode', 'quality', 'strip']) {
-  $(id).addEventListener('input', updateCurl);
-  $(id).addEventListener('change', updateCurl);
-}
+$('form').addEventListener('input', updateCurl);
+$('form').addEventListener('change', updateCurl);
 const drop = $('drop');
 drop.addEventListener('dragover', (e) => {
   e.preventDefault();

@@ -1,0 +1,137 @@
+// The playground's form and its "Copy as delivery URL" say the same thing: with every option of the form set, the
+// image at the copied URL (fetched by the browser, with its own Accept) is byte for byte the answer of the POST.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildTestApp } from '../helpers/app.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { listen } from '../helpers/http-client.ts';
+import { sendImage, startOrigin } from '../helpers/origin-server.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const PHOTO = `${CORPUS_DIR}Landscape_1.jpg`;
+
+/** Two settings of the whole form: between them every control takes a value other than its default. */
+const SETTINGS: ((page: Page) => Promise<void>)[] = [
+  async (page) => {
+    await page.fill('#w', '300');
+    await page.fill('#h', '200');
+    await page.selectOption('#fit', 'cover');
+    await page.selectOption('#position', 'point');
+    await page.fill('#position-x', '0.3');
+    await page.fill('#position-y', '0.65');
+    await page.selectOption('#format', 'auto');
+    await page.uncheck('#formats input[value="avif"]');
+    await page.check('#formats input[value="png"]');
+    await page.selectOption('#quality-mode', 'auto:eco');
+    await page.fill('#max-bytes', '9000');
+    await page.uncheck('#strip');
+  },
+  async (page) => {
+    await page.fill('#w', '200');
+    await page.fill('#h', '240');
+    await page.selectOption('#position', 'attention');
+    await page.selectOption('#format', 'webp');
+    await page.selectOption('#quality-mode', '');
+    await page.fill('#quality', '55');
+    await page.fill('#max-bytes', 'input');
+    await page.check('#strip');
+  },
+];
+
+test('playground: with every option of the form set, the copied delivery URL answers the bytes of the POST', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const photo = readFileSync(PHOTO);
+  const origin = await startOrigin(t, (_req, res) => sendImage(res, photo));
+  const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const base = await listen(testApp.app);
+  const made = await testApp.app.inject({
+    method: 'POST',
+    url: '/v1/delivery/secret',
+    headers: testApp.auth,
+  });
+  const { secret } = made.json() as { secret: string };
+  const browser: Browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  t.after(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1200, height: 1300 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(err.message));
+  // The POST's bytes as the server sent them, taken on their way to the page.
+  let lastPost: Buffer = Buffer.alloc(0);
+  await page.route('**/v1/image', async (route) => {
+    const response = await route.fetch();
+    lastPost = await response.body();
+    await route.fulfill({ response });
+  });
+  await page.goto(`${base}/`);
+  await page.fill('#key', testApp.key);
+  // The server fetches the photo for both (an upload's body does not pass Playwright's interception).
+  await page.fill('#url', origin.url('/photo.jpg'));
+  await page.fill('#delivery-source', origin.url('/photo.jpg'));
+  await page.fill('#delivery-secret', secret);
+  const paths = await page.$$eval('[data-path]', (controls) =>
+    controls.map((control) => control.getAttribute('data-path') ?? ''),
+  );
+
+  const sentPaths = new Set<string>();
+  for (const [n, setForm] of SETTINGS.entries()) {
+    await setForm(page);
+    const operations = JSON.parse(/-d '(\{.*\})'/.exec((await page.textContent('#curl')) ?? '')?.[1] ?? '{}')
+      .operations as Record<string, unknown>;
+    for (const [key, value] of Object.entries(operations)) {
+      sentPaths.add(key);
+      if (key === 'resize')
+        for (const field of Object.keys(value as object)) sentPaths.add(`${key}.${field}`);
+    }
+
+    const posted = page.waitForResponse(
+      (r) => r.url().endsWith('/v1/image') && r.request().method() === 'POST',
+    );
+    await page.click('#run');
+    const postResponse = await posted;
+    assert.equal(postResponse.status(), 200, await postResponse.text());
+    await page.waitForSelector('#result-img[data-width]');
+
+    const previewed = page.waitForResponse((r) => r.url().includes('/v1/u/'));
+    await page.click('#copy-delivery');
+    const deliveryResponse = await previewed;
+    assert.equal(deliveryResponse.status(), 200, await deliveryResponse.text());
+    const url = (await page.textContent('#delivery-url')) ?? '';
+    assert.equal(deliveryResponse.url(), url);
+    assert.equal(
+      deliveryResponse.headers()['x-service-operations'],
+      postResponse.headers()['x-service-operations'],
+      url,
+    );
+    assert.ok(lastPost.length > 0, 'the POST answered an image');
+    // The page reads the preview as a blob, which leaves Playwright no body to show: the URL is fetched again here,
+    // with the page's Accept.
+    const again = await fetch(url, {
+      headers: { accept: deliveryResponse.request().headers().accept ?? '*/*' },
+    });
+    const delivered = Buffer.from(await again.arrayBuffer());
+    assert.ok(delivered.equals(lastPost), `${url} answers the POST's bytes`);
+    if (n === 0) {
+      assert.match(
+        url,
+        /\/w:300\/h:200\/fit:cover\/pos:0\.3,0\.65\/f:auto\/formats:jpeg,png,webp\/q:auto:eco\/max_bytes:9000\/strip:false\//,
+      );
+      await page.waitForFunction(
+        () => (document.getElementById('delivery-img') as HTMLImageElement).complete,
+      );
+      mkdirSync('test-output', { recursive: true });
+      await page.screenshot({ path: 'test-output/playground-every-option.png', fullPage: true });
+    }
+  }
+  for (const path of paths) assert.ok(sentPaths.has(path), `the form's ${path} was set and sent`);
+  assert.deepEqual(problems, []);
+});

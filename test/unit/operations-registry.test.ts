@@ -1,0 +1,131 @@
+// The registry of operations (src/pipeline/registry.ts) is the one list: the schema, the pipeline and the URL
+// grammar are made from it, and what is written elsewhere (README, docs/delivery.md, clients/js, the playground's
+// form) must say the same. Each test here fails when one of them drifts from it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DELIVERY_OPTIONS } from '@imgpipe/client';
+import { operationsSchema } from '../../src/pipeline/operations.ts';
+import {
+  OPERATION_ENTRIES,
+  OPERATION_SCHEMAS,
+  OPERATIONS,
+  operationsRunInProcess,
+  PHASES,
+  PIPELINE_ORDER,
+  URL_OPTIONS,
+} from '../../src/pipeline/registry.ts';
+import { PLAYGROUND_PAGE } from '../../src/pages/playground.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
+/** The rows of the first table after `heading`, as arrays of trimmed cells. */
+function tableAfter(text: string, heading: string): string[][] {
+  const start = text.indexOf(`\n${heading}\n`);
+  assert.ok(start >= 0, `no ${heading}`);
+  const lines = text.slice(start).split('\n');
+  const first = lines.findIndex((l) => l.startsWith('|'));
+  const rows: string[][] = [];
+  for (const line of lines.slice(first + 2)) {
+    if (!line.startsWith('|')) break;
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
+  }
+  return rows;
+}
+
+/** Every JSON field and its URL option, in the registry's order: [['resize.w', 'w'], …, ['strip', 'strip']]. */
+const FIELDS = URL_OPTIONS.map((option) => [option.path.join('.'), option.name]);
+
+test('registry: one schema per entry, the operations schema has exactly its keys, in pipeline order', () => {
+  assert.deepEqual(Object.keys(OPERATION_SCHEMAS), Object.keys(OPERATIONS));
+  assert.deepEqual(Object.keys(operationsSchema(100).shape), Object.keys(OPERATIONS));
+  const phases = OPERATION_ENTRIES.map(([, entry]) => PHASES.indexOf(entry.phase));
+  assert.deepEqual(
+    phases,
+    [...phases].sort((a, b) => a - b),
+    'entries are listed in phase order',
+  );
+  assert.equal(PIPELINE_ORDER, 'resize → format+quality → strip');
+});
+
+test('registry: every field of the JSON form has one delivery URL option, and option names are unique', () => {
+  const top = Object.keys(OPERATIONS);
+  const carried = new Set(URL_OPTIONS.map((option) => option.path[0]));
+  assert.deepEqual([...carried], top);
+  const resize = operationsSchema(100).shape.resize.unwrap();
+  const resizeFields = Object.keys((resize as unknown as { shape: object }).shape);
+  assert.deepEqual(
+    URL_OPTIONS.filter((option) => option.path[0] === 'resize').map((option) => option.path[1]),
+    resizeFields,
+  );
+  const names = URL_OPTIONS.map((option) => option.name);
+  assert.equal(new Set(names).size, names.length);
+  assert.ok(!names.includes('exp') && !names.includes('v'), 'v and exp are the URL-only version and expiry');
+});
+
+test("README: the operations table's fields and URL options are the registry's, in its order", () => {
+  const rows = tableAfter(read('README.md'), '## operations');
+  assert.deepEqual(
+    rows.map((row) => [row[0], row[1]]),
+    FIELDS.map(([field, name]) => [`\`${field}\``, `\`${name}:\``]),
+    'regenerate the table from src/pipeline/registry.ts',
+  );
+});
+
+test("docs/delivery.md: the option table is the registry's options, then v: and exp:, each naming its JSON field", () => {
+  const rows = tableAfter(read('docs/delivery.md'), '## 2. The URL');
+  assert.deepEqual(
+    rows.map((row) => row[0]),
+    [...FIELDS.map(([, name]) => `\`${name}:\``), '`v:`', '`exp:`'],
+  );
+  for (const [i, [field]] of FIELDS.entries()) {
+    assert.ok(rows[i]![2]!.startsWith(`\`${field}\``), `${field} in its meaning`);
+  }
+});
+
+test("clients/js: deliveryUrl's options write the registry's URL options in its order, and the types list its fields", () => {
+  assert.deepEqual(
+    DELIVERY_OPTIONS.map(([, name]) => name),
+    [...URL_OPTIONS.map((option) => option.name), 'v', 'exp'],
+  );
+  const types = read('clients/js/index.d.ts');
+  const operations = /export interface Operations \{([\s\S]*?)\n\}/.exec(types)?.[1] ?? '';
+  const keys = [...operations.matchAll(/^ {2}(\w+)\?:/gm)].map((m) => m[1]);
+  assert.deepEqual(keys, Object.keys(OPERATIONS), 'Operations in clients/js/index.d.ts');
+  const resize = /resize\?: \{([^}]*)\}/.exec(operations)?.[1] ?? '';
+  assert.deepEqual(
+    [...resize.matchAll(/(\w+)\?:/g)].map((m) => m[1]),
+    URL_OPTIONS.filter((option) => option.path[0] === 'resize').map((option) => option.path[1]),
+  );
+  const delivery = /export interface DeliveryUrlOptions \{([\s\S]*?)\n\}/.exec(types)?.[1] ?? '';
+  const deliveryKeys = new Set([...delivery.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1]));
+  for (const [name] of DELIVERY_OPTIONS) assert.ok(deliveryKeys.has(name), `DeliveryUrlOptions.${name}`);
+});
+
+test("playground: the form has a control for every field the URL carries, and the page carries the registry's options", () => {
+  const paths = [...PLAYGROUND_PAGE.matchAll(/data-path="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(
+    paths,
+    FIELDS.map(([field]) => field),
+  );
+  const carried = /<script type="application\/json" id="url-options">([\s\S]*?)<\/script>/.exec(
+    PLAYGROUND_PAGE,
+  )?.[1];
+  assert.deepEqual(JSON.parse(carried ?? 'null'), URL_OPTIONS);
+});
+
+test('registry: a job stays in the main process only when every operation it uses allows it with its values', () => {
+  assert.equal(operationsRunInProcess({}), true);
+  assert.equal(operationsRunInProcess({ resize: { w: 10 }, quality: 'auto', strip: false }), true);
+  assert.equal(operationsRunInProcess({ format: 'avif' }), false, 'the AVIF encoder ignores the timeout');
+  assert.equal(operationsRunInProcess({ format: 'auto' }), false, 'AVIF among the default candidates');
+  assert.equal(operationsRunInProcess({ format: 'auto', formats: ['webp', 'jpeg'] }), true);
+});
