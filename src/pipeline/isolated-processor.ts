@@ -1,13 +1,10 @@
-// Jobs that libvips cannot interrupt (AVIF encode and decode, progressive JPEG scans, very large inputs) run in
-// child processes that are killed at the deadline or when the client leaves, so no job slot outlives
-// PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one is replaced on the next job.
+// Every job not on the in-process allow-list (in-process.ts) runs in a child process that is killed at the deadline
+// or when the client leaves, so no job slot outlives PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one
+// is replaced on the next job; a child whose server died exits at once (isolated-child.ts).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
-import { defaultOutputFormat, sniffImageFormat } from './formats.ts';
-import { declaredSize, jpegScanCount, MAX_JPEG_SCANS, readJpegFrame } from './input-header.ts';
 import type { Operations } from './operations.ts';
-import { autoFormatCandidates } from './output-search.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
 import { ISOLATED_CHILD_ARGS } from '../paths.ts';
 
@@ -26,51 +23,8 @@ export interface IsolatedProcessor {
   close(): void;
 }
 
-/** `risky`: only what needsIsolation marks; `all`: every job (ISOLATE_JOBS). */
+/** `risky`: every job not on the in-process allow-list (runsInProcess); `all`: every job (ISOLATE_JOBS). */
 export type IsolationMode = 'risky' | 'all';
-
-/**
- * Declared pixels above which any input is decoded in a child: a PNG, WebP or GIF decoder runs a whole image in
- * one uninterruptible call, about 1 s at 40 MP here. 16 MP keeps phone photos (12 MP) in-process.
- */
-export const ISOLATE_ABOVE_PIXELS = 16_000_000;
-
-/**
- * A progressive JPEG's pixels × scans above which it is decoded in a child: libjpeg decodes every scan before the
- * first row comes out, uninterruptibly. 160 M is a 16 MP photo with the usual 10 scans.
- */
-export const ISOLATE_ABOVE_SCAN_PIXELS = 160_000_000;
-
-/**
- * True when a job runs in a killable child: AVIF output or format auto with AVIF among its candidates (the encoder
- * ignores sharp's timeout), AVIF/HEIF input,
- * progressive JPEGs with many scans × pixels, and inputs declaring more than ISOLATE_ABOVE_PIXELS or whose header
- * cannot be read. Inputs refused from their first bytes (not an image, HEIC, too many scans) stay in-process.
- */
-export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMode = 'risky'): boolean {
-  if (mode === 'all') return true;
-  const format = sniffImageFormat(input);
-  if (format === undefined || format === 'heic') return false;
-  const writesAvif =
-    ops.format === 'auto'
-      ? autoFormatCandidates(ops).includes('avif')
-      : (ops.format ?? defaultOutputFormat(format)) === 'avif';
-  if (writesAvif) return true;
-  if (format === 'avif') return true;
-  if (format === 'jpeg') {
-    const frame = readJpegFrame(input);
-    if (frame === undefined) return true;
-    // Below the pixel limit a baseline JPEG stays in-process whatever its scans (too many are refused there), so
-    // they are not walked: that walk crosses all of the entropy-coded data.
-    if (!frame.progressive && frame.width * frame.height <= ISOLATE_ABOVE_PIXELS) return false;
-    const scans = jpegScanCount(input);
-    if (scans > MAX_JPEG_SCANS) return false;
-    if (frame.progressive && frame.width * frame.height * scans > ISOLATE_ABOVE_SCAN_PIXELS) return true;
-    return frame.width * frame.height > ISOLATE_ABOVE_PIXELS;
-  }
-  const size = declaredSize(input, format);
-  return size === undefined || size.width * size.height > ISOLATE_ABOVE_PIXELS;
-}
 
 /**
  * The data-segment limit (RLIMIT_DATA) of a child: what the Node runtime itself holds at startup, plus 256 MiB

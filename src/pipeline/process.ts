@@ -9,10 +9,10 @@ import {
   tooManyPixels,
   unprocessableImage,
 } from './errors.ts';
-import { hasTooManyJpegScans, MAX_JPEG_SCANS } from './input-header.ts';
+import { hasTooManyJpegScans, MAX_JPEG_SCANS, readInputStructure, type InputStructure } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
-import { checkDecodeLimits, keepsFrames } from './probe.ts';
+import { checkDecodeLimits, checkFrameCount, keepsFrames } from './probe.ts';
 import { needsOutputSearch, searchOutput } from './output-search.ts';
 import { PIPELINE_STEPS, resizeTarget, type SourceInfo, type StepContext } from './steps.ts';
 
@@ -65,6 +65,43 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
 }
 
 /**
+ * What a job's input is, from its bytes alone (one linear walk, no libvips call), refusing what must never reach a
+ * decoder: not an accepted image or HEIC (422), a JPEG with too many scans (422), more frames than
+ * MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS over the frames that would be decoded (413). Undefined
+ * for an input whose structure is not walked (AVIF) or could not be read.
+ */
+export function inspectInput(
+  input: Buffer,
+  ops: Operations,
+  limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
+): InputStructure | undefined {
+  const format = sniffImageFormat(input);
+  if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
+  if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (format === 'jpeg' && hasTooManyJpegScans(input)) {
+    throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
+  }
+  const structure = readInputStructure(input, format);
+  if (structure === undefined) return undefined;
+  checkFrameCount(structure.frames, limits);
+  const output = ops.format === undefined || ops.format === 'auto' ? defaultOutputFormat(format) : ops.format;
+  const kept = !needsOutputSearch(ops) && keepsFrames(format, structure.frames, output);
+  checkDecodeLimits(structure, kept ? structure.frames : 1, limits);
+  return structure;
+}
+
+/**
+ * Whole seconds for sharp's timeout of an instance started now, so that libvips stops it at the job's deadline:
+ * rounded to the nearest second (sharp counts whole seconds from the start of its own pipeline), at least 1 (0 would
+ * mean none). A deadline already passed starts nothing.
+ */
+function secondsLeft(deadlineAt: number): number {
+  const left = deadlineAt - performance.now();
+  if (left <= 0) throw processTimeout('deadline');
+  return Math.max(1, Math.round(left / 1000));
+}
+
+/**
  * attention and entropy cannot crop a multi-page image in libvips: for an animation they run on the first frame,
  * and the centre of the crop they chose becomes the focal point every frame is cropped around.
  */
@@ -73,15 +110,16 @@ async function firstFrameFocus(
   ops: Operations,
   source: SourceInfo,
   limits: ProcessLimits,
+  deadlineAt: number,
 ): Promise<Operations> {
   const r = ops.resize;
   const position = r?.position;
   if (!r || (position !== 'attention' && position !== 'entropy')) return ops;
   const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, source);
   if (target.fit !== 'cover') return ops;
-  // The same deadline as the job's own instance, so this first pass stops with it too.
+  // The job's one deadline, so this first pass stops with it too.
   const { info } = await sharp(input, sharpInputOptions(limits.maxInputPixels))
-    .timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) })
+    .timeout({ seconds: secondsLeft(deadlineAt) })
     .autoOrient()
     .resize(target.width, target.height, { fit: 'cover', position })
     .raw()
@@ -100,15 +138,11 @@ async function runPipeline(
   input: Buffer,
   requested: Operations,
   limits: ProcessLimits,
+  deadlineAt: number,
+  inspected: boolean,
 ): Promise<ProcessedImage> {
-  const inputFormat = sniffImageFormat(input);
-  if (inputFormat === undefined) {
-    throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
-  }
-  if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
-  if (inputFormat === 'jpeg' && hasTooManyJpegScans(input)) {
-    throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
-  }
+  if (!inspected) inspectInput(input, requested, limits);
+  const inputFormat = sniffImageFormat(input)!;
 
   const firstFrame = sharp(input, sharpInputOptions(limits.maxInputPixels));
   const meta = await firstFrame.metadata();
@@ -133,7 +167,7 @@ async function runPipeline(
   const image = animated
     ? sharp(input, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
     : firstFrame;
-  image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
+  image.timeout({ seconds: secondsLeft(deadlineAt) });
 
   const transposed = (meta.orientation ?? 1) >= 5;
   const source: SourceInfo = {
@@ -142,7 +176,7 @@ async function runPipeline(
     hasAlpha: meta.hasAlpha === true,
     isCmyk: meta.space === 'cmyk',
   };
-  const ops = animated ? await firstFrameFocus(input, requested, source, limits) : requested;
+  const ops = animated ? await firstFrameFocus(input, requested, source, limits, deadlineAt) : requested;
   const ctx: StepContext = {
     image,
     ops,
@@ -154,14 +188,14 @@ async function runPipeline(
   };
   image.autoOrient();
   if (search) {
-    const seconds = Math.max(1, Math.ceil(limits.processTimeoutMs / 1000));
+    // Every candidate's instance gets what is left of the one deadline, and none starts after it.
     const searched = await searchOutput({
       ...ctx,
       inputBytes: input.length,
       inputMeta: meta,
       open: (data, raw) =>
         sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
-          seconds,
+          seconds: secondsLeft(deadlineAt),
         }),
     });
     return { ...searched, frames: 1 };
@@ -182,16 +216,20 @@ async function runPipeline(
 }
 
 /**
- * Processes one image. Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
+ * Processes one image. PROCESS_TIMEOUT_MS counts from this call for everything the job does (every sharp instance
+ * gets what is left of it). Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
  * really stopped (sharp's own timeout kills the work), so a concurrency slot is never freed while it still runs.
+ * `inspected`: the caller already ran inspectInput on these bytes and operations.
  */
 export function processImage(
   input: Buffer,
   ops: Operations,
   limits: ProcessLimits,
   onSettled: () => void = () => {},
+  inspected = false,
 ): Promise<ProcessedImage> {
-  const work = runPipeline(input, ops, limits);
+  const deadlineAt = performance.now() + limits.processTimeoutMs;
+  const work = runPipeline(input, ops, limits, deadlineAt, inspected);
   work.then(onSettled, onSettled);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {

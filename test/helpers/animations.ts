@@ -70,3 +70,46 @@ export function gifFrameBomb(frames: number, screen: number): Buffer {
   ]);
   return Buffer.concat([head, palette, loop, ...Array<Buffer>(frames).fill(frame), Buffer.from([0x3b])]);
 }
+
+/** The chunks of a RIFF WebP after its 12-byte header, as [fourcc, whole chunk bytes]. */
+function webpChunks(webp: Buffer): [string, Buffer][] {
+  const chunks: [string, Buffer][] = [];
+  for (let at = 12; at + 8 <= webp.length; ) {
+    const length = webp.readUInt32LE(at + 4);
+    const end = at + 8 + length + (length & 1);
+    chunks.push([webp.toString('latin1', at, at + 4), webp.subarray(at, end)]);
+    at = end;
+  }
+  return chunks;
+}
+
+/**
+ * An animated WebP of `frames` 2×1 frames on a `canvas`×`canvas` canvas (at least 2), about 50 bytes a frame (a real
+ * frame of libwebp's, repeated). libwebp's demuxer takes time quadratic in the frames to read its header: the frames must be
+ * counted before any libvips call.
+ */
+export async function webpFrameBomb(frames: number, canvas = 2): Promise<Buffer> {
+  const tiny = await animatedImage('webp', { width: 2, height: 1, frames: 2, delay: 10, loop: 0 });
+  const chunks = webpChunks(tiny);
+  const vp8x = Buffer.from(chunks.find(([id]) => id === 'VP8X')![1]);
+  vp8x.writeUIntLE(canvas - 1, 12, 3);
+  vp8x.writeUIntLE(canvas - 1, 15, 3);
+  const anim = chunks.find(([id]) => id === 'ANIM')![1];
+  const frame = chunks.find(([id]) => id === 'ANMF')![1];
+  const body = Buffer.concat([Buffer.from('WEBP', 'latin1'), vp8x, anim, ...Array<Buffer>(frames).fill(frame)]);
+  const head = Buffer.alloc(8);
+  head.write('RIFF', 0, 'latin1');
+  head.writeUInt32LE(body.length, 4);
+  return Buffer.concat([head, body]);
+}
+
+/**
+ * An animated GIF whose logical screen descriptor says `screen`×`screen` while its `frames` frames are each
+ * `side`×`side`: the decoder grows the screen to the frames, so the screen descriptor must not decide anything.
+ */
+export async function lyingGif(side: number, screen: number, frames = 2): Promise<Buffer> {
+  const gif = await animatedImage('gif', { width: side, height: side, frames, delay: 50, loop: 0 });
+  gif.writeUInt16LE(screen, 6);
+  gif.writeUInt16LE(screen, 8);
+  return gif;
+}

@@ -337,7 +337,7 @@ async function processMiss(
     );
     ctx.metrics.recordInputBytes('url', input.length);
     const operations = negotiated
-      ? { ...delivery.operations, format: await autoOutputFormat(negotiated, input, config.maxInputPixels) }
+      ? { ...delivery.operations, format: await autoOutputFormat(negotiated, input, config) }
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
     const out = await runImageJob(ctx, input, operations, new AbortController().signal);

@@ -101,7 +101,7 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
       );
       // A probe counts no unit, so it may take only part of the fetch slots: paid work always finds one.
       const input = await sourceBytes(ctx, source, { holder: accountId, free: true });
-      const facts = await probeImage(input);
+      const facts = await probeImage(input, config);
       // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
       const output = predictOutput(facts, operations ?? {});
       let fits = true;

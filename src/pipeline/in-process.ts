@@ -1,0 +1,74 @@
+// owns: which jobs may run in the main process (issue 39). The rule: a job runs here only when its input kind and
+// every operation it uses are on this allow-list, each entry measured to be bounded (docs/security.md, "In-process
+// allow-list", with the command that measured it); everything else runs in a killable child. An operation this list
+// does not name goes to the children by default, so a new operation starts out isolated until someone measures it
+// and adds it here.
+import type { InputStructure } from './input-header.ts';
+import type { Operations } from './operations.ts';
+
+/**
+ * Most pixels of a JPEG or PNG decoded in-process. Their decoders stream rows, so libvips stops them at its
+ * timeout; at 16 MP of noise every allowed job stopped within 0.16 s of a 1 s timeout. Keeps 12 MP phone photos here.
+ */
+export const IN_PROCESS_MAX_PIXELS = 16_000_000;
+
+/**
+ * Most pixels of a (single-frame) WebP decoded in-process: libwebp decodes the whole image in one call libvips
+ * cannot interrupt, 0.4 s at 4 MP of noise at quality 100 and 1.3 s past the timeout at 16 MP.
+ */
+export const IN_PROCESS_MAX_WEBP_PIXELS = 4_000_000;
+
+/**
+ * Most pixels × scans of a progressive JPEG decoded in-process: libjpeg decodes every scan before the first row
+ * comes out, uninterruptibly. 160 M is a 16 MP photo with the usual 10 scans.
+ */
+export const IN_PROCESS_MAX_SCAN_PIXELS = 160_000_000;
+
+/** Output formats written in-process: one encode each, stopped by libvips' timeout (AVIF's encoder ignores it). */
+const IN_PROCESS_OUTPUTS: ReadonlySet<unknown> = new Set(['jpeg', 'png', 'webp']);
+
+/**
+ * The operations allowed in-process, by name, each with the values measured. A name missing here (max_bytes,
+ * formats, and any operation added later) sends the job to a child. Searches (quality or format "auto", max_bytes)
+ * encode many times, so they are not here; attention and entropy run libvips' saliency passes, not measured.
+ */
+export const IN_PROCESS_OPERATIONS: Readonly<Record<string, (ops: Operations) => boolean>> = {
+  resize: ({ resize }) =>
+    resize?.position === undefined || resize.position === 'center' || typeof resize.position === 'object',
+  format: ({ format }) => IN_PROCESS_OUTPUTS.has(format),
+  quality: ({ quality }) => typeof quality === 'number',
+  strip: () => true,
+};
+
+/** True when the input is a kind measured bounded here: a single-frame JPEG, PNG or WebP read structurally. */
+function boundedInput(input: InputStructure): boolean {
+  if (!input.readable || input.frames !== 1) return false;
+  const pixels = input.width * input.height;
+  switch (input.format) {
+    case 'jpeg':
+      return (
+        pixels <= IN_PROCESS_MAX_PIXELS && (!input.progressive || pixels * input.scans <= IN_PROCESS_MAX_SCAN_PIXELS)
+      );
+    case 'png':
+      return pixels <= IN_PROCESS_MAX_PIXELS;
+    case 'webp':
+      return pixels <= IN_PROCESS_MAX_WEBP_PIXELS;
+    default:
+      return false;
+  }
+}
+
+/**
+ * The isolation rule: true only when the input (structure read without libvips; undefined when it could not be)
+ * and every operation are on the allow-list. The output format when `format` is absent is the input's own (JPEG,
+ * PNG or WebP here), which is allowed.
+ */
+export function runsInProcess(input: InputStructure | undefined, ops: Operations): boolean {
+  if (input === undefined || !boundedInput(input)) return false;
+  for (const [name, value] of Object.entries(ops)) {
+    if (value === undefined) continue;
+    const allowed = IN_PROCESS_OPERATIONS[name];
+    if (allowed === undefined || !allowed(ops)) return false;
+  }
+  return true;
+}
