@@ -47,7 +47,8 @@ function boundedInput(input: InputStructure): boolean {
   switch (input.format) {
     case 'jpeg':
       return (
-        pixels <= IN_PROCESS_MAX_PIXELS && (!input.progressive || pixels * input.scans <= IN_PROCESS_MAX_SCAN_PIXELS)
+        pixels <= IN_PROCESS_MAX_PIXELS &&
+        (!input.progressive || pixels * input.scans <= IN_PROCESS_MAX_SCAN_PIXELS)
       );
     case 'png':
       return pixels <= IN_PROCESS_MAX_PIXELS;

@@ -246,7 +246,15 @@ function gifStructure(buf: Buffer): InputStructure | undefined {
       break;
     }
   }
-  return { format: 'gif', width, height, frames: Math.max(1, frames), progressive: false, scans: 0, readable };
+  return {
+    format: 'gif',
+    width,
+    height,
+    frames: Math.max(1, frames),
+    progressive: false,
+    scans: 0,
+    readable,
+  };
 }
 
 const ANMF = 0x414e4d46;

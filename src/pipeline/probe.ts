@@ -56,7 +56,9 @@ export interface FrameLimits {
  */
 export function checkDecodeLimits(frame: Size, decodedFrames: number, limits: FrameLimits): void {
   checkFrameCount(decodedFrames, limits);
-  if (frame.width * frame.height * decodedFrames > limits.maxInputPixels) throw tooManyPixels();
+  if (frame.width * frame.height * decodedFrames > limits.maxInputPixels) {
+    throw tooManyPixels(undefined, limits.maxInputPixels);
+  }
 }
 
 /**

@@ -9,7 +9,12 @@ import {
   tooManyPixels,
   unprocessableImage,
 } from './errors.ts';
-import { hasTooManyJpegScans, MAX_JPEG_SCANS, readInputStructure, type InputStructure } from './input-header.ts';
+import {
+  hasTooManyJpegScans,
+  MAX_JPEG_SCANS,
+  readInputStructure,
+  type InputStructure,
+} from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, checkFrameCount, keepsFrames } from './probe.ts';

@@ -149,7 +149,11 @@ test("structure: a GIF's size is its frames' extent, not what its screen descrip
   const lying = await lyingGif(300, 20);
   assert.deepEqual(size(lying, 'gif'), { width: 300, height: 300 });
   const meta = await sharp(lying).metadata();
-  assert.deepEqual({ width: meta.width, height: meta.height }, { width: 300, height: 300 }, 'as libvips decodes it');
+  assert.deepEqual(
+    { width: meta.width, height: meta.height },
+    { width: 300, height: 300 },
+    'as libvips decodes it',
+  );
 });
 
 test('structure: a file cut short or with bytes after its end is not readable (it may not run in-process)', async () => {
