@@ -1,6 +1,6 @@
 // Every job not on the in-process allow-list (in-process.ts) runs in a child process that is killed at the deadline
 // or when the client leaves, so no job slot outlives PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one
-// is replaced on the next job; a child whose server died exits at once (isolated-child.ts).
+// is replaced at once; a child whose server died exits at once (isolated-child.ts).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
@@ -84,9 +84,7 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
   const all = new Set<ChildProcess>();
   let closed = false;
 
-  const take = () => {
-    const reused = idle.pop();
-    if (reused) return reused;
+  const spawnChild = () => {
     const child = startChild(memoryLimitBytes);
     all.add(child);
     // Once per child, not per job: a reused child would otherwise gather one listener per job.
@@ -97,6 +95,7 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
     });
     return child;
   };
+  const take = () => idle.pop() ?? spawnChild();
 
   return {
     run(input, ops, limits, signal) {
@@ -111,8 +110,13 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
           signal.removeEventListener('abort', onAbort);
           child.off('message', onMessage);
           child.off('exit', onExit);
-          if (keep && !closed) idle.push(child);
-          else child.kill('SIGKILL');
+          if (keep && !closed) {
+            idle.push(child);
+          } else {
+            child.kill('SIGKILL');
+            // Replaced at once (one child for one killed), so the next job's deadline does not pay a start.
+            if (!closed) idle.push(spawnChild());
+          }
         };
         const onMessage = (msg: IsolatedResult | { ready: true }) => {
           if ('ready' in msg || done) return;
