@@ -1,7 +1,8 @@
 // owns: the measurement behind the in-process allow-list (docs/security.md, issue 39): for each input kind the
-// allow-list admits, at sizes around its pixel limit, the CPU and wall time of the costliest allowed job (noise,
-// which no codec compresses, at quality 100, no resize), alone on one libvips thread, and how long past a 1 s
-// sharp timeout it ran (the part libvips could not interrupt). Run once by hand: npx tsx bench/in-process-bounds.ts
+// allow-list admits, at sizes around its pixel limit, the CPU and wall time of its decode alone and of the costliest
+// allowed jobs (noise, which no codec compresses, at quality 100, no resize), alone on one libvips thread, and when
+// it ended under a 1 s sharp timeout (past 1 s: what libvips could not interrupt). Run once by hand:
+// npx tsx bench/in-process-bounds.ts 1,4,16 (the megapixels)
 import sharp, { type Sharp } from 'sharp';
 import { sharpInputOptions } from '../src/pipeline/process.ts';
 
@@ -26,6 +27,9 @@ const KINDS = {
   'webp lossless': (s: Sharp) => s.webp({ lossless: true, effort: 0 }),
 };
 const OUTPUTS = {
+  // The decode alone: for a progressive JPEG (every scan before the first row) and a WebP (one libwebp call) the
+  // part libvips cannot interrupt.
+  'decode only': (s: Sharp) => s.raw(),
   'jpeg q100': (s: Sharp) => s.jpeg({ quality: 100 }),
   'webp q100': (s: Sharp) => s.webp({ quality: 100 }),
   png: (s: Sharp) => s.png(),

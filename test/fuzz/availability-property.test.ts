@@ -24,7 +24,8 @@ async function hostileCorpus(): Promise<[string, Buffer][]> {
     ['GIF frame bomb (5,000 frames on 2000×2000)', gifFrameBomb(5000, 2000)],
     ['lying GIF screen (100×100 said, 2 frames of 3200×3200 noise)', noiseGif(3200, 2, 100)],
     ['noise JPEG 4 MP', await noiseImage(2000).jpeg({ quality: 95 }).toBuffer()],
-    ['noise WebP 4 MP (the in-process WebP limit)', await noiseImage(2000).webp({ quality: 100 }).toBuffer()],
+    ['noise WebP 1 MP (the in-process WebP limit)', await noiseImage(1000).webp({ quality: 100 }).toBuffer()],
+    ['noise WebP 4 MP', await noiseImage(2000).webp({ quality: 100 }).toBuffer()],
     ['noise PNG 2.6 MP', await noiseImage(1600).png({ compressionLevel: 1 }).toBuffer()],
     ['noise AVIF 1 MP', await noiseImage(1000).avif({ effort: 0, quality: 90 }).toBuffer()],
     [
@@ -91,10 +92,12 @@ test('availability property: any hostile input with any operations frees its one
     MAX_RESIZE_DIMENSION: String(MAX_DIMENSION),
     QUOTA_FREE: '100000',
   });
-  const corpus = await hostileCorpus();
+  const corpus = new Map(await hostileCorpus());
   let delivered = 0;
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom(...corpus), operations, async ([name, input], ops) => {
+    // The draw names the input (a counterexample that held megabytes of image would be printed whole).
+    fc.asyncProperty(fc.constantFrom(...corpus.keys()), operations, async (name, ops) => {
+      const input = corpus.get(name)!;
       const what = `${name} with ${JSON.stringify(ops)}`;
       const started = Date.now();
       const answer = app.inject({
@@ -116,6 +119,6 @@ test('availability property: any hostile input with any operations frees its one
         `${what}: unit not refunded`,
       );
     }),
-    { numRuns: 24, seed: SEED, endOnFailure: true },
+    { numRuns: 16, seed: SEED, endOnFailure: true },
   );
 });
