@@ -30,7 +30,7 @@ const infoResponseSchema = z.object({
   withinLimits: z
     .boolean()
     .describe(
-      'False when POST /v1/image would refuse it (MAX_INPUT_PIXELS over every frame, MAX_ANIMATION_FRAMES).',
+      'False when POST /v1/image would refuse it for its pixels (MAX_INPUT_PIXELS over every frame kept); more frames than MAX_ANIMATION_FRAMES is 413 here too.',
     ),
   output: z
     .object({
