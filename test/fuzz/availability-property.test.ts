@@ -18,20 +18,26 @@ const schema = operationsSchema(MAX_DIMENSION);
 
 /** Hostile inputs: bombs refused from their structure, work that cannot be interrupted, encodes made slow by noise. */
 async function hostileCorpus(): Promise<[string, Buffer][]> {
+  const [webpBomb, jpeg, webpAtLimit, webp, png, avif, animation] = await Promise.all([
+    webpFrameBomb(40_000),
+    noiseImage(2000).jpeg({ quality: 95 }).toBuffer(),
+    noiseImage(1000).webp({ quality: 100 }).toBuffer(),
+    noiseImage(2000).webp({ quality: 90, effort: 0 }).toBuffer(),
+    noiseImage(1600).png({ compressionLevel: 1 }).toBuffer(),
+    noiseImage(1000).avif({ effort: 0, quality: 90 }).toBuffer(),
+    animatedImage('gif', { width: 400, height: 300, frames: 40, delay: 50, loop: 0 }),
+  ]);
   return [
     ['scan-bomb JPEG (4000×4000, 100 scans)', progressiveScanBomb(4000, 4000, 100)],
-    ['WebP frame bomb (40,000 frames)', await webpFrameBomb(40_000)],
+    ['WebP frame bomb (40,000 frames)', webpBomb],
     ['GIF frame bomb (5,000 frames on 2000×2000)', gifFrameBomb(5000, 2000)],
     ['lying GIF screen (100×100 said, 2 frames of 3200×3200 noise)', noiseGif(3200, 2, 100)],
-    ['noise JPEG 4 MP', await noiseImage(2000).jpeg({ quality: 95 }).toBuffer()],
-    ['noise WebP 1 MP (the in-process WebP limit)', await noiseImage(1000).webp({ quality: 100 }).toBuffer()],
-    ['noise WebP 4 MP', await noiseImage(2000).webp({ quality: 100 }).toBuffer()],
-    ['noise PNG 2.6 MP', await noiseImage(1600).png({ compressionLevel: 1 }).toBuffer()],
-    ['noise AVIF 1 MP', await noiseImage(1000).avif({ effort: 0, quality: 90 }).toBuffer()],
-    [
-      'animated GIF (40 frames of 400×300)',
-      await animatedImage('gif', { width: 400, height: 300, frames: 40, delay: 50, loop: 0 }),
-    ],
+    ['noise JPEG 4 MP', jpeg],
+    ['noise WebP 1 MP (the in-process WebP limit)', webpAtLimit],
+    ['noise WebP 4 MP', webp],
+    ['noise PNG 2.6 MP', png],
+    ['noise AVIF 1 MP', avif],
+    ['animated GIF (40 frames of 400×300)', animation],
   ];
 }
 
