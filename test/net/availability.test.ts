@@ -9,9 +9,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import { generateApiKey } from '../../src/accounts/api-key.ts';
+import { deliveryPath } from '../../src/delivery/url.ts';
 import { startTestServer } from '../helpers/app.ts';
 import { noiseGif, webpFrameBomb } from '../helpers/animations.ts';
 import { noiseImage } from '../helpers/images.ts';
+import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 import { startServerProcess } from '../helpers/processes.ts';
 
 const DEADLINE_MS = 1500;
@@ -118,6 +120,38 @@ test('availability: eight free frame-bomb info requests at once do not make anot
     assert.equal(probe.status, 413);
     await probe.arrayBuffer();
   }
+});
+
+test('availability: a delivery URL of a WebP frame bomb is refused before libvips, f:auto included, and refunded', async (t) => {
+  const server = await startTestServer(t, {
+    PROCESS_TIMEOUT_MS: String(DEADLINE_MS),
+    MAX_CONCURRENT_JOBS: '1',
+    FETCH_ALLOW_CIDRS: '127.0.0.0/8',
+  });
+  const bomb = await webpFrameBomb(40_000);
+  const origin = await startOrigin(t, (_req, res) => sendImage(res, bomb, 'image/webp'));
+  const created = await fetch(`${server.url}/v1/delivery/secret`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.key}` },
+  });
+  const { accountId, secret } = (await created.json()) as { accountId: string; secret: string };
+  // f:auto for a client that takes neither AVIF nor WebP reads the header to choose PNG or JPEG.
+  for (const [options, accept] of [
+    [{ f: 'png' }, 'image/png'],
+    [{ f: 'auto' }, 'image/jpeg'],
+  ] as const) {
+    const started = Date.now();
+    const res = await fetch(
+      `${server.url}${deliveryPath(accountId, secret, origin.url('/bomb.webp'), options)}`,
+      {
+        headers: { accept },
+      },
+    );
+    assert.equal(res.status, 413, JSON.stringify(options));
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'image_too_large');
+    assert.ok(await slotsFreeBy(server, started + DEADLINE_MS + 1000));
+  }
+  assert.equal(await usedUnits(server), 0);
 });
 
 /** Every descendant pid of `pid`, from /proc (children of each of its threads), depth first. */
