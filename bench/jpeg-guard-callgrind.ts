@@ -1,12 +1,13 @@
 // owns: `node --import tsx bench/jpeg-guard-callgrind.ts [W1] [N]`: instructions per request of what the service reads
-// from a JPEG upload's bytes before sharp sees it (needsIsolation's look at the header, the scan limit's check), on a
+// from a JPEG upload's bytes before sharp sees it (inspectInput's walk of its structure with the scan limit's check, and the allow-list's
+// decision), on a
 // bench workload's input, in-process under valgrind's callgrind: N requests after 200 of warm-up (issue 28). V8
 // compiles synchronously here: under valgrind its background compiler lags so far behind that the warm-up would
 // still run the unoptimized loop.
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
-import * as header from '../src/pipeline/input-header.ts';
-import { needsIsolation } from '../src/pipeline/isolated-processor.ts';
+import { runsInProcess } from '../src/pipeline/in-process.ts';
+import { inspectInput } from '../src/pipeline/process.ts';
 import { loadBaseImage } from './inputs.ts';
 import { buildWorkloads } from './workloads.ts';
 import { countChildWindow } from './callgrind-dump.ts';
@@ -15,10 +16,10 @@ async function requests(workloadId: string, count: number): Promise<void> {
   const workload = (await buildWorkloads(await loadBaseImage(false))).find((w) => w.id === workloadId);
   if (!workload) throw new Error(`no workload ${workloadId}`);
   const { input, operations } = workload;
-  const tooManyScans = header.hasTooManyJpegScans;
+  const limits = { maxInputPixels: 40_000_000, maxAnimationFrames: 300 };
   let kept = 0;
   const request = () => {
-    if (!needsIsolation(input, operations) && !tooManyScans(input)) kept++;
+    if (runsInProcess(inspectInput(input, operations, limits), operations)) kept++;
   };
   for (let i = 0; i < 200; i++) request();
   const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();

@@ -203,7 +203,7 @@ const configSchema = z
       maxConcurrentJobs: e.MAX_CONCURRENT_JOBS,
       maxConcurrentFetches: e.MAX_CONCURRENT_FETCHES,
       avifEffort: e.AVIF_EFFORT,
-      /** Which jobs run in killable child processes: `risky` (see needsIsolation) or `all`. */
+      /** Which jobs run in killable child processes: `risky` (all but the allow-list of runsInProcess) or `all`. */
       isolateJobs: e.ISOLATE_JOBS,
       quotas,
       magicLinkTtlSeconds: e.MAGIC_LINK_TTL_SECONDS,

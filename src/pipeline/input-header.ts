@@ -1,4 +1,5 @@
-// owns: the cheap look at an input's bytes before any decoder runs: declared size and a JPEG's scan count.
+// owns: the cheap look at an input's bytes before any decoder runs: declared size, a JPEG's scan count, and the
+// frames of a GIF or WebP, each read in one linear walk that never calls libvips.
 import type { InputFormat } from './formats.ts';
 
 /**
@@ -105,31 +106,6 @@ export function hasTooManyJpegScans(buf: Buffer): boolean {
   return false;
 }
 
-/** Width and height as the file's header declares them, or undefined when the header cannot be read. */
-export function declaredSize(
-  buf: Buffer,
-  format: InputFormat,
-): { width: number; height: number } | undefined {
-  try {
-    switch (format) {
-      case 'jpeg':
-        return readJpegStructure(buf);
-      case 'png':
-        return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
-      case 'gif':
-        return { width: buf.readUInt16LE(6), height: buf.readUInt16LE(8) };
-      case 'webp':
-        return webpSize(buf);
-      case 'tiff':
-        return tiffSize(buf);
-      default:
-        return undefined;
-    }
-  } catch {
-    return undefined; // a header shorter than it says
-  }
-}
-
 function webpSize(buf: Buffer): { width: number; height: number } | undefined {
   const chunk = buf.toString('latin1', 12, 16);
   if (chunk === 'VP8X') return { width: buf.readUIntLE(24, 3) + 1, height: buf.readUIntLE(27, 3) + 1 };
@@ -157,4 +133,150 @@ function tiffSize(buf: Buffer): { width: number; height: number } | undefined {
     if (tag === 257) height = value;
   }
   return width !== undefined && height !== undefined ? { width, height } : undefined;
+}
+
+/**
+ * What an input's bytes say before any decoder runs. `width` × `height` is what libvips decodes one frame to: for a
+ * GIF the screen grown to hold every frame (the decoder grows it; a screen descriptor may lie), for an animated WebP
+ * the canvas. `readable`: the structure was walked to its end without an inconsistency (only then may it decide
+ * that work is bounded); the counts of an unreadable file are what the walk found before it stopped.
+ */
+export interface InputStructure {
+  format: InputFormat;
+  width: number;
+  height: number;
+  frames: number;
+  /** JPEG only: a progressive frame, and its scans (counted up to MAX_JPEG_SCANS + 1; 1 for a baseline JPEG). */
+  progressive: boolean;
+  scans: number;
+  readable: boolean;
+}
+
+/**
+ * Reads an input's structure in one linear walk (markers, chunks or blocks, never pixel data): the size a decoder
+ * would produce and the number of frames. Undefined for AVIF and HEIC, whose boxes are not walked here.
+ */
+export function readInputStructure(buf: Buffer, format: InputFormat): InputStructure | undefined {
+  try {
+    switch (format) {
+      case 'jpeg':
+        return jpegInputStructure(buf);
+      case 'png':
+        return pngStructure(buf);
+      case 'gif':
+        return gifStructure(buf);
+      case 'webp':
+        return webpStructure(buf);
+      case 'tiff': {
+        const size = tiffSize(buf);
+        return size && { format, ...size, frames: 1, progressive: false, scans: 0, readable: true };
+      }
+      default:
+        return undefined;
+    }
+  } catch {
+    return undefined; // a header shorter than it says
+  }
+}
+
+function jpegInputStructure(buf: Buffer): InputStructure | undefined {
+  const frame = readJpegFrame(buf);
+  if (frame === undefined) return undefined;
+  // Only a progressive JPEG's scans decide anything (a baseline one streams row by row); walking them crosses the
+  // entropy-coded data, so a baseline JPEG is not walked (hasTooManyJpegScans refuses one with too many scans).
+  const scans = frame.progressive ? jpegScanCount(buf) : 1;
+  return { format: 'jpeg', ...frame, frames: 1, scans, readable: true };
+}
+
+const IHDR = 0x49484452;
+
+function pngStructure(buf: Buffer): InputStructure | undefined {
+  if (buf.length < 24 || buf.readUInt32BE(12) !== IHDR) return undefined;
+  return {
+    format: 'png',
+    width: buf.readUInt32BE(16),
+    height: buf.readUInt32BE(20),
+    frames: 1,
+    progressive: false,
+    scans: 0,
+    readable: true,
+  };
+}
+
+/** Bytes of a GIF colour table announced by a packed-fields byte (none when its top bit is clear). */
+const gifColourTable = (flags: number) => (flags & 0x80 ? 3 * (2 << (flags & 7)) : 0);
+
+/** The offset after a chain of GIF data sub-blocks starting at `at` (each a length byte; 0 ends the chain). */
+function skipSubBlocks(buf: Buffer, at: number): number {
+  let next = at;
+  while (next < buf.length) {
+    const length = buf[next]!;
+    next += 1 + length;
+    if (length === 0) return next;
+  }
+  return -1;
+}
+
+/**
+ * A GIF's image descriptors, counted one by one, and the screen grown to the largest frame's right and bottom edge
+ * (libnsgif grows it so, whatever the logical screen descriptor says).
+ */
+function gifStructure(buf: Buffer): InputStructure | undefined {
+  if (buf.length < 13) return undefined;
+  let width = buf.readUInt16LE(6);
+  let height = buf.readUInt16LE(8);
+  let frames = 0;
+  let readable = false;
+  let at = 13 + gifColourTable(buf[10]!);
+  while (at >= 0 && at < buf.length) {
+    const block = buf[at];
+    if (block === 0x3b) {
+      readable = frames > 0;
+      break;
+    }
+    if (block === 0x21) {
+      at = skipSubBlocks(buf, at + 2);
+    } else if (block === 0x2c && at + 10 <= buf.length) {
+      frames++;
+      width = Math.max(width, buf.readUInt16LE(at + 1) + buf.readUInt16LE(at + 5));
+      height = Math.max(height, buf.readUInt16LE(at + 3) + buf.readUInt16LE(at + 7));
+      // The descriptor, its local colour table, the LZW code size byte, then the image data's sub-blocks.
+      at = skipSubBlocks(buf, at + 10 + gifColourTable(buf[at + 9]!) + 1);
+    } else {
+      break;
+    }
+  }
+  return {
+    format: 'gif',
+    width,
+    height,
+    frames: Math.max(1, frames),
+    progressive: false,
+    scans: 0,
+    readable,
+  };
+}
+
+const ANMF = 0x414e4d46;
+
+/**
+ * A WebP's size and frames: a simple file (one VP8 or VP8L chunk) has one; an extended one (VP8X) has its canvas,
+ * and with the animation flag one frame per ANMF chunk, counted by walking the chunk headers (libwebp's demuxer
+ * itself costs time quadratic in the frames before libvips can count them).
+ */
+function webpStructure(buf: Buffer): InputStructure | undefined {
+  const size = webpSize(buf);
+  if (size === undefined) return undefined;
+  const still = { format: 'webp' as const, ...size, frames: 1, progressive: false, scans: 0 };
+  if (buf.toString('latin1', 12, 16) !== 'VP8X') return { ...still, readable: buf.length >= 30 };
+  const animated = (buf[20]! & 0x02) !== 0;
+  let frames = 0;
+  let at = 12;
+  while (at + 8 <= buf.length) {
+    if (buf.readUInt32BE(at) === ANMF) frames++;
+    const length = buf.readUInt32LE(at + 4);
+    at += 8 + length + (length & 1);
+  }
+  const readable = at === buf.length && (!animated || frames > 0);
+  return { ...still, frames: animated ? Math.max(1, frames) : 1, readable };
 }

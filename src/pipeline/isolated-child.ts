@@ -1,7 +1,13 @@
-// The child process side of the isolated processor: runs one job at a time for the parent, until killed.
+// The child process side of the isolated processor: runs one job at a time for the parent, until killed, or until
+// the parent is gone.
 import { isApiError } from '../errors.ts';
 import type { IsolatedJob, IsolatedResult } from './isolated-processor.ts';
 import { processImage } from './process.ts';
+
+// The channel closes when the server dies, even by SIGKILL: no job is worth finishing then. sharp works on libuv's
+// pool, so this thread is free to hear it; SIGKILL to itself ends the libvips threads mid-call at once, where exit()
+// would first run the process's exit handlers.
+process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 
 process.on('message', (job: IsolatedJob) => {
   const reply = (result: IsolatedResult) => process.send?.(result);

@@ -1,14 +1,11 @@
-// Jobs that libvips cannot interrupt (AVIF encode and decode, progressive JPEG scans, very large inputs) run in
-// child processes that are killed at the deadline or when the client leaves, so no job slot outlives
-// PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one is replaced on the next job.
+// Every job not on the in-process allow-list (in-process.ts) runs in a child process that is killed at the deadline
+// or when the client leaves, so no job slot outlives PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one
+// is replaced at once; a child whose server died exits at once (isolated-child.ts).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
-import { sniffImageFormat } from './formats.ts';
-import { declaredSize, jpegScanCount, MAX_JPEG_SCANS, readJpegFrame } from './input-header.ts';
 import type { Operations } from './operations.ts';
 import type { ProcessedImage, ProcessLimits } from './process.ts';
-import { operationsRunInProcess } from './registry.ts';
 import { ISOLATED_CHILD_ARGS } from '../paths.ts';
 
 export interface IsolatedJob {
@@ -26,47 +23,8 @@ export interface IsolatedProcessor {
   close(): void;
 }
 
-/** `risky`: only what needsIsolation marks; `all`: every job (ISOLATE_JOBS). */
+/** `risky`: every job not on the in-process allow-list (runsInProcess); `all`: every job (ISOLATE_JOBS). */
 export type IsolationMode = 'risky' | 'all';
-
-/**
- * Declared pixels above which any input is decoded in a child: a PNG, WebP or GIF decoder runs a whole image in
- * one uninterruptible call, about 1 s at 40 MP here. 16 MP keeps phone photos (12 MP) in-process.
- */
-export const ISOLATE_ABOVE_PIXELS = 16_000_000;
-
-/**
- * A progressive JPEG's pixels × scans above which it is decoded in a child: libjpeg decodes every scan before the
- * first row comes out, uninterruptibly. 160 M is a 16 MP photo with the usual 10 scans.
- */
-export const ISOLATE_ABOVE_SCAN_PIXELS = 160_000_000;
-
-/**
- * True when a job runs in a killable child: an operation that does not allow the main process (registry.ts: AVIF
- * output or format auto with AVIF among its candidates, whose encoder ignores sharp's timeout), AVIF/HEIF input,
- * progressive JPEGs with many scans × pixels, and inputs declaring more than ISOLATE_ABOVE_PIXELS or whose header
- * cannot be read. Inputs refused from their first bytes (not an image, HEIC, too many scans) stay in-process.
- */
-export function needsIsolation(input: Buffer, ops: Operations, mode: IsolationMode = 'risky'): boolean {
-  if (mode === 'all') return true;
-  const format = sniffImageFormat(input);
-  if (format === undefined || format === 'heic') return false;
-  if (!operationsRunInProcess(ops)) return true;
-  if (format === 'avif') return true;
-  if (format === 'jpeg') {
-    const frame = readJpegFrame(input);
-    if (frame === undefined) return true;
-    // Below the pixel limit a baseline JPEG stays in-process whatever its scans (too many are refused there), so
-    // they are not walked: that walk crosses all of the entropy-coded data.
-    if (!frame.progressive && frame.width * frame.height <= ISOLATE_ABOVE_PIXELS) return false;
-    const scans = jpegScanCount(input);
-    if (scans > MAX_JPEG_SCANS) return false;
-    if (frame.progressive && frame.width * frame.height * scans > ISOLATE_ABOVE_SCAN_PIXELS) return true;
-    return frame.width * frame.height > ISOLATE_ABOVE_PIXELS;
-  }
-  const size = declaredSize(input, format);
-  return size === undefined || size.width * size.height > ISOLATE_ABOVE_PIXELS;
-}
 
 /**
  * The data-segment limit (RLIMIT_DATA) of a child: what the Node runtime itself holds at startup, plus 256 MiB
@@ -126,9 +84,7 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
   const all = new Set<ChildProcess>();
   let closed = false;
 
-  const take = () => {
-    const reused = idle.pop();
-    if (reused) return reused;
+  const spawnChild = () => {
     const child = startChild(memoryLimitBytes);
     all.add(child);
     // Once per child, not per job: a reused child would otherwise gather one listener per job.
@@ -139,6 +95,7 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
     });
     return child;
   };
+  const take = () => idle.pop() ?? spawnChild();
 
   return {
     run(input, ops, limits, signal) {
@@ -153,8 +110,13 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
           signal.removeEventListener('abort', onAbort);
           child.off('message', onMessage);
           child.off('exit', onExit);
-          if (keep && !closed) idle.push(child);
-          else child.kill('SIGKILL');
+          if (keep && !closed) {
+            idle.push(child);
+          } else {
+            child.kill('SIGKILL');
+            // Replaced at once (one child for one killed), so the next job's deadline does not pay a start.
+            if (!closed) idle.push(spawnChild());
+          }
         };
         const onMessage = (msg: IsolatedResult | { ready: true }) => {
           if ('ready' in msg || done) return;

@@ -9,6 +9,7 @@ import {
 } from './errors.ts';
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
+import { readInputStructure } from './input-header.ts';
 import { predictedSize } from './registry.ts';
 
 export interface ImageFacts {
@@ -54,9 +55,19 @@ export interface FrameLimits {
  * limit is); when only the first frame is decoded, that frame is what counts, as before animation support.
  */
 export function checkDecodeLimits(frame: Size, decodedFrames: number, limits: FrameLimits): void {
+  checkFrameCount(decodedFrames, limits);
+  if (frame.width * frame.height * decodedFrames > limits.maxInputPixels) {
+    throw tooManyPixels(undefined, limits.maxInputPixels);
+  }
+}
+
+/**
+ * MAX_ANIMATION_FRAMES for a file's frames, counted from its structure before any libvips call (libwebp's demuxer
+ * takes time quadratic in the frames to read the header at all): more is 413 image_too_large whatever is written.
+ */
+export function checkFrameCount(frames: number, limits: FrameLimits): void {
   const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
-  if (decodedFrames > maxFrames) throw tooManyFrames(maxFrames);
-  if (frame.width * frame.height * decodedFrames > limits.maxInputPixels) throw tooManyPixels();
+  if (frames > maxFrames) throw tooManyFrames(maxFrames);
 }
 
 interface Size {
@@ -104,11 +115,15 @@ export function iccDescription(profile: Buffer): string | undefined {
   return undefined;
 }
 
-/** Reads the header only (sharp's metadata: no pixel is decoded); 422 for what POST /v1/image would not decode. */
-export async function probeImage(input: Buffer): Promise<ImageFacts> {
+/**
+ * Reads the header only (sharp's metadata: no pixel is decoded); 422 for what POST /v1/image would not decode. The
+ * frames are counted first, in one walk of the file's structure: more than MAX_ANIMATION_FRAMES never reach libvips.
+ */
+export async function probeImage(input: Buffer, limits: FrameLimits): Promise<ImageFacts> {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  checkFrameCount(readInputStructure(input, format)?.frames ?? 1, limits);
   // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
   const meta = await sharp(input, { limitInputPixels: false })
     .metadata()

@@ -9,10 +9,15 @@ import {
   tooManyPixels,
   unprocessableImage,
 } from './errors.ts';
-import { hasTooManyJpegScans, MAX_JPEG_SCANS } from './input-header.ts';
+import {
+  hasTooManyJpegScans,
+  MAX_JPEG_SCANS,
+  readInputStructure,
+  type InputStructure,
+} from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
-import { checkDecodeLimits, keepsFrames } from './probe.ts';
+import { checkDecodeLimits, checkFrameCount, keepsFrames } from './probe.ts';
 import { searchOutput } from './output-search.ts';
 import { applyPhases, needsOutputSearch, operationsForFrames, PHASES, type StepContext } from './registry.ts';
 import type { SourceInfo } from './steps.ts';
@@ -65,19 +70,52 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
   return { failOn: 'warning', limitInputPixels: maxInputPixels, sequentialRead: true };
 }
 
+/**
+ * What a job's input is, from its bytes alone (one linear walk, no libvips call), refusing what must never reach a
+ * decoder: not an accepted image or HEIC (422), a JPEG with too many scans (422), more frames than
+ * MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS over the frames that would be decoded (413). Undefined
+ * for an input whose structure is not walked (AVIF) or could not be read.
+ */
+export function inspectInput(
+  input: Buffer,
+  ops: Operations,
+  limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
+): InputStructure | undefined {
+  const format = sniffImageFormat(input);
+  if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
+  if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (format === 'jpeg' && hasTooManyJpegScans(input)) {
+    throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
+  }
+  const structure = readInputStructure(input, format);
+  if (structure === undefined) return undefined;
+  checkFrameCount(structure.frames, limits);
+  const output = ops.format === undefined || ops.format === 'auto' ? defaultOutputFormat(format) : ops.format;
+  const kept = !needsOutputSearch(ops) && keepsFrames(format, structure.frames, output);
+  checkDecodeLimits(structure, kept ? structure.frames : 1, limits);
+  return structure;
+}
+
+/**
+ * Whole seconds for sharp's timeout of an instance started now, so that libvips stops it at the job's deadline:
+ * rounded to the nearest second (sharp counts whole seconds from the start of its own pipeline), at least 1 (0 would
+ * mean none). A deadline already passed starts nothing.
+ */
+function secondsLeft(deadlineAt: number): number {
+  const left = deadlineAt - performance.now();
+  if (left <= 0) throw processTimeout('deadline');
+  return Math.max(1, Math.round(left / 1000));
+}
+
 async function runPipeline(
   input: Buffer,
   requested: Operations,
   limits: ProcessLimits,
+  deadlineAt: number,
+  inspected: boolean,
 ): Promise<ProcessedImage> {
-  const inputFormat = sniffImageFormat(input);
-  if (inputFormat === undefined) {
-    throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
-  }
-  if (inputFormat === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
-  if (inputFormat === 'jpeg' && hasTooManyJpegScans(input)) {
-    throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
-  }
+  if (!inspected) inspectInput(input, requested, limits);
+  const inputFormat = sniffImageFormat(input)!;
 
   const firstFrame = sharp(input, sharpInputOptions(limits.maxInputPixels));
   const meta = await firstFrame.metadata();
@@ -102,7 +140,7 @@ async function runPipeline(
   const image = animated
     ? sharp(input, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
     : firstFrame;
-  image.timeout({ seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)) });
+  image.timeout({ seconds: secondsLeft(deadlineAt) });
 
   const transposed = (meta.orientation ?? 1) >= 5;
   const source: SourceInfo = {
@@ -111,11 +149,9 @@ async function runPipeline(
     hasAlpha: meta.hasAlpha === true,
     isCmyk: meta.space === 'cmyk',
   };
-  // The same deadline as the job's own instance, so a pass over the first frame stops with it too.
+  // The job's one deadline, so a pass over the first frame stops with it too.
   const firstFrameOnly = () =>
-    sharp(input, sharpInputOptions(limits.maxInputPixels)).timeout({
-      seconds: Math.max(1, Math.ceil(limits.processTimeoutMs / 1000)),
-    });
+    sharp(input, sharpInputOptions(limits.maxInputPixels)).timeout({ seconds: secondsLeft(deadlineAt) });
   const ops = animated ? await operationsForFrames(requested, source, firstFrameOnly) : requested;
   const ctx: StepContext = {
     image,
@@ -128,14 +164,14 @@ async function runPipeline(
   };
   image.autoOrient();
   if (search) {
-    const seconds = Math.max(1, Math.ceil(limits.processTimeoutMs / 1000));
+    // Every candidate's instance gets what is left of the one deadline, and none starts after it.
     const searched = await searchOutput({
       ...ctx,
       inputBytes: input.length,
       inputMeta: meta,
       open: (data, raw) =>
         sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
-          seconds,
+          seconds: secondsLeft(deadlineAt),
         }),
     });
     return { ...searched, frames: 1 };
@@ -156,16 +192,20 @@ async function runPipeline(
 }
 
 /**
- * Processes one image. Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
+ * Processes one image. PROCESS_TIMEOUT_MS counts from this call for everything the job does (every sharp instance
+ * gets what is left of it). Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
  * really stopped (sharp's own timeout kills the work), so a concurrency slot is never freed while it still runs.
+ * `inspected`: the caller already ran inspectInput on these bytes and operations.
  */
 export function processImage(
   input: Buffer,
   ops: Operations,
   limits: ProcessLimits,
   onSettled: () => void = () => {},
+  inspected = false,
 ): Promise<ProcessedImage> {
-  const work = runPipeline(input, ops, limits);
+  const deadlineAt = performance.now() + limits.processTimeoutMs;
+  const work = runPipeline(input, ops, limits, deadlineAt, inspected);
   work.then(onSettled, onSettled);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {

@@ -82,9 +82,9 @@ export interface OperationEntry {
   /** How the output's size follows from the size before it (absent: unchanged), for /v1/image/info. */
   outputSize?(size: Size, ops: Operations): Size;
   /**
-   * Whether a job using it, with these values, is on the bounded list: its work in the main process is stopped by
-   * sharp's timeout. Absent, or false, sends the job to a killable child (isolated-processor.ts), so an operation
-   * nobody has measured starts out isolated. Only keys present in the operations are asked.
+   * Whether a job using it, with these values, is on the in-process allow-list (in-process.ts): its work in the
+   * main process was measured to stop at libvips' timeout (docs/security.md). Absent, or false, sends the job to a
+   * killable child, so an operation nobody has measured starts out isolated. Only keys a job uses are asked.
    */
   inProcess?(ops: Operations): boolean;
   /** True when its value asks for more than one encode: the output search (output-search.ts) answers the job. */
@@ -150,12 +150,8 @@ export function autoFormatCandidates(ops: Operations): readonly OutputFormat[] {
   return ops.formats ?? AUTO_FORMAT_CANDIDATES;
 }
 
-const always = () => true;
-
-/** The AVIF encoder ignores sharp's timeout: a job that may write AVIF runs in a child. */
-function writesNoAvif(ops: Operations): boolean {
-  return ops.format === 'auto' ? !autoFormatCandidates(ops).includes('avif') : ops.format !== 'avif';
-}
+/** Output formats written in-process: one encode each, stopped by libvips' timeout (AVIF's encoder ignores it). */
+const IN_PROCESS_OUTPUTS: ReadonlySet<unknown> = new Set(['jpeg', 'png', 'webp']);
 
 /**
  * The JSON form of each operation, by key, in pipeline order: the operations schema (operations.ts) is these, and
@@ -375,7 +371,9 @@ export const OPERATIONS = {
       const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, size);
       return { width: target.width, height: target.height };
     },
-    inProcess: always,
+    // attention and entropy run libvips' saliency passes, not measured.
+    inProcess: ({ resize }) =>
+      resize?.position === undefined || resize.position === 'center' || typeof resize.position === 'object',
     forFrames: firstFrameFocus,
     apply: resizeStep,
   },
@@ -385,7 +383,7 @@ export const OPERATIONS = {
     tokens: ['format', 'quality'],
     phase: 'encode',
     stepName: 'format+quality',
-    inProcess: writesNoAvif,
+    inProcess: ({ format }) => IN_PROCESS_OUTPUTS.has(format),
     searches: (ops) => ops.format === 'auto',
     apply: encodeStep,
   },
@@ -398,14 +396,14 @@ export const OPERATIONS = {
     url: [{ name: 'formats', path: ['formats'], kind: 'list' }],
     tokens: [],
     phase: 'encode',
-    inProcess: always,
   },
   quality: {
     schema: OPERATION_SCHEMAS.quality,
     url: [{ name: 'q', path: ['quality'], kind: 'integer-or-word' }],
     tokens: [],
     phase: 'encode',
-    inProcess: always,
+    // A search (quality "auto…") encodes many times: not on the list.
+    inProcess: ({ quality }) => typeof quality === 'number',
     searches: (ops) => typeof ops.quality === 'string',
   },
   max_bytes: {
@@ -413,7 +411,6 @@ export const OPERATIONS = {
     url: [{ name: 'max_bytes', path: ['max_bytes'], kind: 'integer-or-word' }],
     tokens: [],
     phase: 'encode',
-    inProcess: always,
     searches: (ops) => ops.max_bytes !== undefined,
   },
   strip: {
@@ -422,7 +419,7 @@ export const OPERATIONS = {
     tokens: ['strip'],
     phase: 'finalize',
     stepName: 'strip',
-    inProcess: always,
+    inProcess: () => true,
     apply: stripStep,
   },
 } satisfies Record<keyof typeof OPERATION_SCHEMAS, OperationEntry>;
@@ -477,11 +474,15 @@ export function needsOutputSearch(ops: Operations): boolean {
 }
 
 /**
- * True when every operation the job uses is on the bounded list with its values. The format written when none is
- * named is the input's own, which the input's rule covers (isolated-processor.ts).
+ * True when every operation the job uses is on the in-process allow-list with its values; a key no entry knows is
+ * not. The format written when none is named is the input's own, which the input's rule covers (in-process.ts).
  */
 export function operationsRunInProcess(ops: Operations): boolean {
-  return OPERATION_ENTRIES.every(([key, entry]) => ops[key] === undefined || entry.inProcess?.(ops) === true);
+  return Object.entries(ops).every(([key, value]) => {
+    if (value === undefined) return true;
+    const entry: OperationEntry | undefined = OPERATIONS[key as OperationKey];
+    return entry?.inProcess?.(ops) === true;
+  });
 }
 
 /** "resize → format+quality → strip": the pipeline's order as the schema's description states it. */

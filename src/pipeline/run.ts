@@ -1,12 +1,14 @@
-// owns: running one image job once its input is known: a job slot (busy when none), sharp in this process or a
-// killable child (needsIsolation, ISOLATE_JOBS), under PROCESS_TIMEOUT_MS on either path, observed by the metrics.
+// owns: running one image job once its input is known: the input's structure checked without libvips, a job slot
+// (busy when none), sharp in this process only for work on the allow-list (runsInProcess, ISOLATE_JOBS) and in a
+// killable child otherwise, under one PROCESS_TIMEOUT_MS on either path, observed by the metrics.
 import type { Config } from '../config.ts';
 import type { Limiter } from '../limiter.ts';
 import { observeProcessing, type Metrics } from '../metrics.ts';
 import { busy, processTimeout } from './errors.ts';
-import { needsIsolation, type IsolatedProcessor } from './isolated-processor.ts';
+import { runsInProcess } from './in-process.ts';
+import type { IsolatedProcessor } from './isolated-processor.ts';
 import type { Operations } from './operations.ts';
-import { processImage, type ProcessedImage } from './process.ts';
+import { inspectInput, processImage, type ProcessedImage } from './process.ts';
 
 export interface ImageJobDeps {
   config: Pick<
@@ -21,7 +23,8 @@ export interface ImageJobDeps {
 
 /**
  * Processes `input` in a free job slot. Refuses with process_timeout when `signal` has already aborted (work for a
- * client that has gone would serve nobody) and with busy when no slot is free. The slot is freed only when the work
+ * client that has gone would serve nobody), what its structure shows must not be decoded (inspectInput: 413, 422),
+ * and with busy when no slot is free. The slot is freed only when the work
  * has stopped: when sharp settles in this process, or when the child answered or was killed (deadline or abort).
  * `onStopped` runs once at that moment, or at once when the job never starts: from then on nothing reads `input`.
  */
@@ -43,6 +46,13 @@ export async function runImageJob(
     onStopped();
     throw processTimeout('client left');
   }
+  let structure;
+  try {
+    structure = inspectInput(input, ops, limits);
+  } catch (err) {
+    onStopped();
+    throw err;
+  }
   const release = deps.jobs.tryAcquire();
   if (!release) {
     onStopped();
@@ -55,8 +65,8 @@ export async function runImageJob(
   return observeProcessing(
     deps.metrics,
     ops.format,
-    needsIsolation(input, ops, config.isolateJobs)
-      ? deps.isolated.run(input, ops, limits, signal).finally(stopped)
-      : processImage(input, ops, limits, stopped),
+    config.isolateJobs !== 'all' && runsInProcess(structure, ops)
+      ? processImage(input, ops, limits, stopped, true)
+      : deps.isolated.run(input, ops, limits, signal).finally(stopped),
   );
 }

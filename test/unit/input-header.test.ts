@@ -1,15 +1,16 @@
-// The cheap look before decoding: JPEG scan counts and declared sizes, and which jobs go to a killable child.
+// The cheap look before decoding: JPEG scan counts, sizes and frames, read without libvips.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
+import type { InputFormat } from '../../src/pipeline/formats.ts';
 import {
-  declaredSize,
   hasTooManyJpegScans,
   MAX_JPEG_SCANS,
   readJpegFrame,
+  readInputStructure,
   readJpegStructure,
 } from '../../src/pipeline/input-header.ts';
-import { ISOLATE_ABOVE_PIXELS, needsIsolation } from '../../src/pipeline/isolated-processor.ts';
+import { animatedImage, gifFrameBomb, lyingGif, webpFrameBomb } from '../helpers/animations.ts';
 import { progressiveScanBomb, tiffBomb, webpExtendedBomb, webpLosslessBomb } from '../helpers/bombs.ts';
 import { corpus } from '../helpers/corpus.ts';
 
@@ -111,35 +112,56 @@ test('JPEG frame: read as far as the first frame header, the one the whole walk 
   assert.equal(readJpegFrame(Buffer.concat([oneScan.subarray(0, 2), oneScan.subarray(frameEnd)])), undefined);
 });
 
-test('declared size: read from the header of every accepted format but AVIF', async () => {
-  assert.deepEqual(declaredSize(await photo(30, 20).png().toBuffer(), 'png'), { width: 30, height: 20 });
-  assert.deepEqual(declaredSize(await photo(30, 20).gif().toBuffer(), 'gif'), { width: 30, height: 20 });
-  assert.deepEqual(declaredSize(await photo(30, 20).webp().toBuffer(), 'webp'), { width: 30, height: 20 });
-  assert.deepEqual(declaredSize(await photo(30, 20).tiff().toBuffer(), 'tiff'), { width: 30, height: 20 });
-  assert.deepEqual(declaredSize(webpLosslessBomb(16000, 16000), 'webp'), { width: 16000, height: 16000 });
-  assert.deepEqual(declaredSize(webpExtendedBomb(9000, 5000), 'webp'), { width: 9000, height: 5000 });
-  assert.deepEqual(declaredSize(tiffBomb(7000, 6000), 'tiff'), { width: 7000, height: 6000 });
-  assert.equal(declaredSize(Buffer.from('GIF89a'), 'gif'), undefined);
+const size = (buf: Buffer, format: InputFormat) => {
+  const structure = readInputStructure(buf, format);
+  return structure && { width: structure.width, height: structure.height };
+};
+
+test('structure: the size is read from the header of every accepted format but AVIF', async () => {
+  assert.deepEqual(size(await photo(30, 20).png().toBuffer(), 'png'), { width: 30, height: 20 });
+  assert.deepEqual(size(await photo(30, 20).gif().toBuffer(), 'gif'), { width: 30, height: 20 });
+  assert.deepEqual(size(await photo(30, 20).webp().toBuffer(), 'webp'), { width: 30, height: 20 });
+  assert.deepEqual(size(await photo(30, 20).tiff().toBuffer(), 'tiff'), { width: 30, height: 20 });
+  assert.deepEqual(size(webpLosslessBomb(16000, 16000), 'webp'), { width: 16000, height: 16000 });
+  assert.deepEqual(size(webpExtendedBomb(9000, 5000), 'webp'), { width: 9000, height: 5000 });
+  assert.deepEqual(size(tiffBomb(7000, 6000), 'tiff'), { width: 7000, height: 6000 });
+  assert.equal(readInputStructure(Buffer.from('GIF89a'), 'gif'), undefined);
+  assert.equal(readInputStructure(await photo(30, 20).avif({ effort: 0 }).toBuffer(), 'avif'), undefined);
 });
 
-test('isolation: AVIF output, AVIF input, big progressive JPEGs and very large inputs run in a child', async () => {
-  const jpeg = await photo(64, 48).jpeg().toBuffer();
-  const avif = await photo(64, 48).avif({ effort: 0 }).toBuffer();
-  assert.equal(needsIsolation(jpeg, { format: 'webp' }), false);
-  assert.equal(needsIsolation(jpeg, { format: 'avif' }), true);
-  assert.equal(needsIsolation(avif, { format: 'jpeg' }), true, 'AVIF input');
-  assert.equal(needsIsolation(progressiveScanBomb(6300, 6300, 40), {}), true, 'many scans × pixels');
-  assert.equal(needsIsolation(progressiveScanBomb(6300, 6300), {}), false, 'refused from its markers');
-  assert.equal(needsIsolation(tiffBomb(5000, 4000), {}), 5000 * 4000 > ISOLATE_ABOVE_PIXELS);
-  assert.equal(needsIsolation(tiffBomb(4000, 3000), {}), false, 'a 12 MP phone photo stays in-process');
-  assert.equal(needsIsolation(jpeg, { format: 'webp' }, 'all'), true, 'ISOLATE_JOBS=all');
+test('structure: frames are counted (GIF image descriptors, WebP ANMF chunks) as libvips counts them', async () => {
+  const spec = { width: 40, height: 30, frames: 7, delay: 40, loop: 0 };
+  for (const format of ['gif', 'webp'] as const) {
+    const animation = await animatedImage(format, spec);
+    const structure = readInputStructure(animation, format);
+    assert.equal(structure?.frames, (await sharp(animation).metadata()).pages, format);
+    assert.deepEqual(size(animation, format), { width: 40, height: 30 }, format);
+    assert.equal(structure?.readable, true, format);
+  }
+  assert.equal(readInputStructure(gifFrameBomb(5000, 2000), 'gif')?.frames, 5000);
+  const webpBomb = await webpFrameBomb(3000);
+  assert.equal(readInputStructure(webpBomb, 'webp')?.frames, 3000);
+  assert.equal((await sharp(webpBomb).metadata()).pages, 3000);
+  assert.equal(readInputStructure(await photo(30, 20).webp().toBuffer(), 'webp')?.frames, 1);
 });
 
-test('isolation: a baseline JPEG over the pixel limit runs in a child unless its scans are refused in-process', () => {
-  const big = { width: 5000, height: 4000 };
-  assert.ok(big.width * big.height > ISOLATE_ABOVE_PIXELS);
-  assert.equal(needsIsolation(markerJpeg(1, big), {}), true);
-  assert.equal(needsIsolation(markerJpeg(MAX_JPEG_SCANS, big), {}), true);
-  assert.equal(needsIsolation(markerJpeg(MAX_JPEG_SCANS + 1, big), {}), false, 'refused from its markers');
-  assert.equal(needsIsolation(markerJpeg(MAX_JPEG_SCANS + 1, { width: 4000, height: 3000 }), {}), false);
+test("structure: a GIF's size is its frames' extent, not what its screen descriptor says", async () => {
+  const lying = await lyingGif(300, 20);
+  assert.deepEqual(size(lying, 'gif'), { width: 300, height: 300 });
+  const meta = await sharp(lying).metadata();
+  assert.deepEqual(
+    { width: meta.width, height: meta.height },
+    { width: 300, height: 300 },
+    'as libvips decodes it',
+  );
+});
+
+test('structure: a file cut short or with bytes after its end is not readable (it may not run in-process)', async () => {
+  const animation = await animatedImage('webp', { width: 40, height: 30, frames: 3, delay: 40, loop: 0 });
+  assert.equal(readInputStructure(animation.subarray(0, animation.length - 9), 'webp')?.readable, false);
+  assert.equal(readInputStructure(Buffer.concat([animation, Buffer.alloc(6)]), 'webp')?.readable, false);
+  const gif = await animatedImage('gif', { width: 40, height: 30, frames: 3, delay: 40, loop: 0 });
+  const cut = readInputStructure(gif.subarray(0, gif.length - 30), 'gif');
+  assert.equal(cut?.readable, false);
+  assert.equal(cut?.frames, 3, 'the frames found before the cut still count');
 });

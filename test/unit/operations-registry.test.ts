@@ -124,8 +124,13 @@ test("playground: the form has a control for every field the URL carries, and th
 
 test('registry: a job stays in the main process only when every operation it uses allows it with its values', () => {
   assert.equal(operationsRunInProcess({}), true);
-  assert.equal(operationsRunInProcess({ resize: { w: 10 }, quality: 'auto', strip: false }), true);
+  assert.equal(
+    operationsRunInProcess({ resize: { w: 10 }, format: 'webp', quality: 70, strip: false }),
+    true,
+  );
   assert.equal(operationsRunInProcess({ format: 'avif' }), false, 'the AVIF encoder ignores the timeout');
-  assert.equal(operationsRunInProcess({ format: 'auto' }), false, 'AVIF among the default candidates');
-  assert.equal(operationsRunInProcess({ format: 'auto', formats: ['webp', 'jpeg'] }), true);
+  assert.equal(operationsRunInProcess({ quality: 'auto' }), false, 'a search');
+  assert.equal(operationsRunInProcess({ max_bytes: 'input' }), false, 'a search');
+  assert.equal(operationsRunInProcess({ format: 'auto', formats: ['webp', 'jpeg'] }), false, 'a search');
+  assert.equal(operationsRunInProcess({ resize: { w: 9, fit: 'cover', position: 'attention' } }), false);
 });

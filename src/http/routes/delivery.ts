@@ -25,6 +25,7 @@ import { parseDeliveryRequest, splitDeliveryPath, type DeliveryRequest } from '.
 import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { observeFetch } from '../../metrics.ts';
 import type { Operations } from '../../pipeline/operations.ts';
+import type { ProcessLimits } from '../../pipeline/process.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
 import { claimDeliveryCharge, findDeliverySigner, releaseDeliveryCharge } from '../../store/delivery.ts';
@@ -307,13 +308,12 @@ async function negotiatedOperations(
   operations: Operations,
   negotiated: Negotiation,
   input: Buffer,
-  maxInputPixels: number,
+  limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
 ): Promise<Operations> {
   const { formats: _listed, ...rest } = operations;
   if (negotiated.candidates.length > 1)
     return { ...rest, format: 'auto', formats: [...negotiated.candidates] };
-  const format =
-    negotiated.candidates[0] ?? (await autoOutputFormat(negotiated.fallback, input, maxInputPixels));
+  const format = negotiated.candidates[0] ?? (await autoOutputFormat(negotiated.fallback, input, limits));
   return { ...rest, format };
 }
 
@@ -358,7 +358,7 @@ async function processMiss(
     );
     ctx.metrics.recordInputBytes('url', input.length);
     const operations = negotiated
-      ? await negotiatedOperations(delivery.operations, negotiated, input, config.maxInputPixels)
+      ? await negotiatedOperations(delivery.operations, negotiated, input, config)
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
     const out = await runImageJob(ctx, input, operations, new AbortController().signal);

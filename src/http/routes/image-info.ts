@@ -30,7 +30,7 @@ const infoResponseSchema = z.object({
   withinLimits: z
     .boolean()
     .describe(
-      'False when POST /v1/image would refuse it (MAX_INPUT_PIXELS over every frame, MAX_ANIMATION_FRAMES).',
+      'False when POST /v1/image would refuse it for its pixels (MAX_INPUT_PIXELS over every frame kept); more frames than MAX_ANIMATION_FRAMES is 413 here too.',
     ),
   output: z
     .object({
@@ -101,7 +101,7 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
       );
       // A probe counts no unit, so it may take only part of the fetch slots: paid work always finds one.
       const input = await sourceBytes(ctx, source, { holder: accountId, free: true });
-      const facts = await probeImage(input);
+      const facts = await probeImage(input, config);
       // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
       const output = predictOutput(facts, operations ?? {});
       let fits = true;
