@@ -30,6 +30,7 @@ import { startService } from './service.ts';
 import { DELIVERY_COUNTS, measureDelivery } from './delivery.ts';
 import { runSoak, soakTables } from './soak.ts';
 import { measureStoreCost, storeTable } from './store-cost.ts';
+import { measurePlaceholder, placeholderTable } from './placeholder.ts';
 import { buildWorkloads, limitsOf, type Workload } from './workloads.ts';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -37,7 +38,8 @@ const USAGE = `usage: npm run bench -- [options]
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
   --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,quality,encoders,rawbody,floor,layers,
-                       layers-replay,delivery (encoders: each JPEG, WebP and AVIF option alone at an equal SSIMULACRA 2)
+                       layers-replay,delivery,placeholder (placeholder: its CPU per image on W1's output, ~10 s;
+                       encoders: each JPEG, WebP and AVIF option alone at an equal SSIMULACRA 2)
                        (rawbody: W1 multipart vs raw body; floor: raw sharp, the floor server and the service on
                        W1,W2,W4,W6 at 1 and 2 connections, ~12 min; layers: the floor + one service layer at a time
                        and the service, W1 and W6 at 1 connection, ~11 min; layers-replay: the same ladder with
@@ -382,6 +384,20 @@ async function qualitySection(): Promise<string> {
   ].join('\n');
 }
 
+async function placeholderSection(): Promise<string> {
+  const w1 = (await buildWorkloads(await base())).find((w) => w.id === 'W1');
+  if (!w1) throw new Error('W1 is missing');
+  const cost = await measurePlaceholder(w1, limits, quick);
+  return [
+    header('Placeholder (issue 43): CPU per image of placeholder true on W1', [
+      `- Input: ${(await base()).description}; ${w1.label}; output ${cost.outputSize}, ${cost.outputBytes} bytes`,
+      `- Process CPU (user + system, libvips threads included) per call, least of ${cost.runs}, after 5 warm-up calls`,
+      '- The first row is mostly the decode of the encoded output (one more sharp pipeline); the second, the hash itself',
+    ]),
+    placeholderTable(cost),
+  ].join('\n');
+}
+
 async function encodersSection(): Promise<string> {
   const { extra, body } = await measureEncoders(limits.avifEffort, quick);
   return [header('Encoder options, one at a time, at an equal SSIMULACRA 2 (issue 24)', extra), body].join(
@@ -411,6 +427,7 @@ const runners: Record<string, () => Promise<string>> = {
   layers: () => layersSection(false),
   'layers-replay': () => layersSection(true),
   delivery: deliverySection,
+  placeholder: placeholderSection,
 };
 
 for (const name of Object.keys(runners)) {

@@ -40,6 +40,7 @@ export const ERROR_CODES = {
   invalid_url_signature: 403,
   url_expired: 403,
   origin_not_allowed: 403,
+  too_many_overlays: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -84,6 +85,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_url_signature: 'The delivery URL signature does not verify (same answer for an unknown account).',
   url_expired: "The delivery URL's exp: time has passed.",
   origin_not_allowed: "The delivery URL's source origin is not on the account's allowed list.",
+  too_many_overlays: 'The account already stores the most overlays it may (20); delete or replace one.',
 };
 
 export interface ApiErrorExtra {

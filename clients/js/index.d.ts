@@ -38,7 +38,8 @@ export type ErrorCode =
   | 'headers_too_large'
   | 'invalid_url_signature'
   | 'url_expired'
-  | 'origin_not_allowed';
+  | 'origin_not_allowed'
+  | 'too_many_overlays';
 
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const ENDPOINTS: readonly string[];
@@ -62,7 +63,43 @@ export interface Operations {
   quality?: number | AutoQuality;
   /** Never bigger: at most this many bytes, or "input" for the input's size. */
   max_bytes?: number | 'input';
+  /** An overlay stored with putOverlay, placed after every other pixel operation. */
+  overlay?: OverlayOperation;
+  /** true: the answer carries a ThumbHash placeholder and the dominant colour (headers.placeholder). */
+  placeholder?: boolean;
   strip?: boolean;
+}
+
+export type Gravity =
+  'center' | 'north' | 'northeast' | 'east' | 'southeast' | 'south' | 'southwest' | 'west' | 'northwest';
+
+export interface OverlayOperation {
+  name: string;
+  /** Default southeast. */
+  gravity?: Gravity;
+  /** 0..1, default 1. */
+  opacity?: number;
+  /** A share (0..1] of the output's width; default: the overlay's own size. */
+  width?: number;
+  /** Pixels from the edges the gravity touches; default 0. */
+  margin?: number;
+}
+
+export interface Overlay {
+  name: string;
+  format: 'png' | 'webp';
+  bytes: number;
+  width: number;
+  height: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Placeholder {
+  /** X-Service-Placeholder: a ThumbHash of the output, base64 (decode with the thumbhash package). */
+  thumbHash: string;
+  /** X-Service-Dominant-Color: #rrggbb. */
+  dominantColor?: string;
 }
 
 export interface ImageHeaders {
@@ -80,6 +117,8 @@ export interface ImageHeaders {
   qualityScore?: number;
   /** With max_bytes: false when even the quality floor did not fit. */
   maxBytesMet?: boolean;
+  /** With placeholder: true. */
+  placeholder?: Placeholder;
   requestId?: string;
 }
 
@@ -171,6 +210,9 @@ export declare class ImgpipeClient {
   getDelivery(): Promise<DeliverySettings>;
   setDeliveryOrigins(origins: string[]): Promise<DeliverySettings>;
   purgeDelivery(target: { source: string } | { all: true }): Promise<DeliveryPurge>;
+  putOverlay(name: string, file: Blob | Uint8Array): Promise<Overlay>;
+  listOverlays(): Promise<{ overlays: Overlay[]; limit: number }>;
+  deleteOverlay(name: string): Promise<{ name: string; deleted: true }>;
 }
 
 export interface DeliveryPurge {

@@ -41,6 +41,7 @@ export const ERROR_CODES = Object.freeze([
   'invalid_url_signature',
   'url_expired',
   'origin_not_allowed',
+  'too_many_overlays',
 ]);
 
 /** The calls this client makes, as `METHOD path` (checked against /openapi.json). */
@@ -57,6 +58,9 @@ export const ENDPOINTS = Object.freeze([
   'POST /v1/delivery/secret',
   'GET /v1/delivery',
   'PUT /v1/delivery/origins',
+  'PUT /v1/overlays/{name}',
+  'GET /v1/overlays',
+  'DELETE /v1/overlays/{name}',
 ]);
 
 /** The headers of a 200 from POST /v1/image that processImage parses (checked against /openapi.json). */
@@ -71,6 +75,8 @@ export const IMAGE_HEADERS = Object.freeze([
   'X-Service-Quota-Remaining',
   'X-Service-Quality-Score',
   'X-Service-Max-Bytes-Met',
+  'X-Service-Placeholder',
+  'X-Service-Dominant-Color',
   'X-Request-Id',
 ]);
 
@@ -111,6 +117,13 @@ function parseImageHeaders(headers) {
     }),
     ...(headers.has('x-service-max-bytes-met') && {
       maxBytesMet: headers.get('x-service-max-bytes-met') === 'true',
+    }),
+    // With placeholder: true: a ThumbHash (base64) of the output and its dominant colour.
+    ...(headers.has('x-service-placeholder') && {
+      placeholder: {
+        thumbHash: headers.get('x-service-placeholder'),
+        dominantColor: headers.get('x-service-dominant-color') ?? undefined,
+      },
     }),
   };
 }
@@ -275,6 +288,28 @@ export class ImgpipeClient {
    */
   purgeDelivery(target) {
     return this.json('POST', '/v1/delivery/purge', { makeBody: () => target });
+  }
+
+  /**
+   * Stores `file` (PNG or WebP; Blob, Uint8Array or Buffer) as the overlay `name`, replacing the image of an existing
+   * name. Resolves with `{ name, format, bytes, width, height, createdAt, updatedAt }`.
+   */
+  putOverlay(name, file) {
+    const blob = file instanceof Blob ? file : new Blob([file]);
+    return this.json('PUT', `/v1/overlays/${encodeURIComponent(name)}`, {
+      makeBody: () => blob,
+      headers: { 'content-type': blob.type || 'application/octet-stream' },
+    });
+  }
+
+  /** The account's overlays: `{ overlays: [{ name, format, bytes, width, height, createdAt, updatedAt }], limit }`. */
+  listOverlays() {
+    return this.json('GET', '/v1/overlays');
+  }
+
+  /** Deletes the overlay `name` (404 not_found when there is none). */
+  deleteOverlay(name) {
+    return this.json('DELETE', `/v1/overlays/${encodeURIComponent(name)}`);
   }
 }
 

@@ -1,5 +1,6 @@
 // owns: the delivery result cache of one instance: files under DATA_DIR bounded in bytes, least recently used
 // out first, and single flight (concurrent misses of one key run the work once).
+import type { Placeholder } from '../pipeline/placeholder.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
@@ -14,6 +15,8 @@ export interface CachedMeta {
   applied: string[];
   /** Strong ETag (quoted): a hash of the bytes. */
   etag: string;
+  /** With placeholder:true: the output's ThumbHash and dominant colour, answered on hits too. */
+  placeholder?: Placeholder;
 }
 
 export interface CachedResult extends CachedMeta {

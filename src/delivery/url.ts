@@ -143,6 +143,8 @@ function urlValue(kind: UrlValueKind, text: string): unknown {
   switch (kind) {
     case 'integer-or-word':
       return DIGITS.test(text) ? Number(text) : text;
+    case 'number-or-word':
+      return DECIMAL.test(text) ? Number(text) : text;
     case 'word':
       return text;
     case 'boolean':

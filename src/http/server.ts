@@ -25,6 +25,7 @@ import { docsRoutes, OPENAPI_HEAD } from './routes/docs.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { playgroundRoutes } from './routes/playground.ts';
 import { deliveryRoutes } from './routes/delivery.ts';
+import { overlayRoutes } from './routes/overlays.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { STATIC_FILES } from './static-files.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -149,5 +150,6 @@ export async function buildServer(
   await app.register(docsRoutes, { ctx });
   await app.register(playgroundRoutes, { ctx });
   await app.register(deliveryRoutes, { ctx });
+  await app.register(overlayRoutes, { ctx });
   return app;
 }

@@ -1,7 +1,8 @@
 // /account: the customer's plan, usage this month (with a chart per day), key rotation and the customer portal.
 // The key is pasted once and kept in sessionStorage (never in an address); /assets/account.js calls only the
 // documented JSON API: GET /v1/account, POST /v1/keys/rotate, POST /v1/billing/portal; /assets/account-delivery.js
-// GET /v1/delivery, POST /v1/delivery/secret, PUT /v1/delivery/origins.
+// GET /v1/delivery, POST /v1/delivery/secret, PUT /v1/delivery/origins; /assets/account-overlays.js GET, PUT and
+// DELETE /v1/overlays.
 import { sitePage } from './layout.ts';
 
 export const ACCOUNT_PAGE = sitePage(
@@ -65,6 +66,23 @@ API key). A processed image counts one unit; one served from the cache counts no
 </form>
 <p id="delivery-status" class="status" role="status"></p>
 </section>
+<section class="panel" id="overlays">
+<h2>Overlays (watermarks)</h2>
+<p>Images stored once and placed on outputs by the <code>overlay</code> operation, in API requests and delivery URLs
+(<code>overlay:&lt;name&gt;</code>). PNG or WebP, at most 1 MB and 4 megapixels. Uploading under an existing name
+replaces it everywhere, with no purge.</p>
+<p>Stored: <span id="overlay-count">0</span></p>
+<ul id="overlay-list" class="overlay-list"></ul>
+<p id="overlay-empty" class="note">No overlays yet.</p>
+<form id="overlay-form">
+<label for="overlay-name">Name (a-z, 0-9 and -, up to 40)</label>
+<input id="overlay-name" type="text" required pattern="(?:[a-z0-9]|-){1,40}" maxlength="40" spellcheck="false" placeholder="logo">
+<label for="overlay-file">Image (PNG or WebP)</label>
+<input id="overlay-file" type="file" accept="image/png,image/webp" required>
+<div class="row"><button type="submit" class="secondary">Upload overlay</button></div>
+</form>
+<p id="overlay-status" class="status" role="status"></p>
+</section>
 </div>`,
-  { current: '/account', scripts: ['account.js', 'account-delivery.js'] },
+  { current: '/account', scripts: ['account.js', 'account-delivery.js', 'account-overlays.js'] },
 );

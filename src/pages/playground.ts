@@ -129,6 +129,36 @@ export const PLAYGROUND_PAGE = `<!doctype html>
           /></label>
           <label><input id="strip" data-path="strip" type="checkbox" checked /> strip metadata</label>
         </fieldset>
+        <fieldset>
+          <legend>overlay and placeholder</legend>
+          <label
+            >overlay
+            <input id="overlay-name" type="text" placeholder="name (on /account)" pattern="(?:[a-z0-9]|-){1,40}" size="14"
+          /></label>
+          <label>
+            at
+            <select id="overlay-gravity">
+              <option value="southeast" selected>southeast</option>
+              <option value="south">south</option>
+              <option value="southwest">southwest</option>
+              <option value="west">west</option>
+              <option value="northwest">northwest</option>
+              <option value="north">north</option>
+              <option value="northeast">northeast</option>
+              <option value="east">east</option>
+              <option value="center">center</option>
+            </select>
+          </label>
+          <label
+            >opacity <input id="overlay-opacity" type="number" min="0" max="1" step="0.1" value="1"
+          /></label>
+          <label
+            >width share
+            <input id="overlay-width" type="number" min="0.01" max="1" step="0.05" placeholder="own size"
+          /></label>
+          <label>margin <input id="overlay-margin" type="number" min="0" step="1" value="0" /></label>
+          <label><input id="placeholder" type="checkbox" /> placeholder (ThumbHash and colour)</label>
+        </fieldset>
         <button id="run" type="submit">Process</button>
       </form>
       <p id="error" role="alert" hidden></p>
@@ -142,6 +172,13 @@ export const PLAYGROUND_PAGE = `<!doctype html>
           <p id="saving" hidden></p>
           <a id="download" class="button" download="result" hidden>Download</a>
           <img id="result-img" alt="result" hidden />
+        </figure>
+        <figure id="placeholder-panel" hidden>
+          <figcaption>
+            Placeholder <span>from X-Service-Placeholder; dominant colour</span>
+            <span id="placeholder-swatch" class="swatch"></span> <span id="placeholder-color"></span>
+          </figcaption>
+          <img id="placeholder-img" alt="the placeholder decoded from the ThumbHash header" />
         </figure>
       </section>
       <section>

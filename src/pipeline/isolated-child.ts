@@ -11,7 +11,8 @@ process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 
 process.on('message', (job: IsolatedJob) => {
   const reply = (result: IsolatedResult) => process.send?.(result);
-  processImage(Buffer.from(job.input.buffer, job.input.byteOffset, job.input.byteLength), job.ops, job.limits)
+  const input = Buffer.from(job.input.buffer, job.input.byteOffset, job.input.byteLength);
+  processImage(input, job.ops, job.limits, () => {}, false, job.overlayImage)
     .then((image) => reply({ ok: true, image }))
     .catch((err: unknown) =>
       reply({

@@ -12,6 +12,8 @@ export interface IsolatedJob {
   input: Uint8Array;
   ops: Operations;
   limits: ProcessLimits;
+  /** The stored overlay the operations name (their `overlay`), read from the store by the parent. */
+  overlayImage?: Uint8Array;
 }
 
 export type IsolatedResult =
@@ -19,7 +21,13 @@ export type IsolatedResult =
 
 export interface IsolatedProcessor {
   /** Rejects with process_timeout at the deadline, or when `signal` aborts (the child is killed either way). */
-  run(input: Buffer, ops: Operations, limits: ProcessLimits, signal: AbortSignal): Promise<ProcessedImage>;
+  run(
+    input: Buffer,
+    ops: Operations,
+    limits: ProcessLimits,
+    signal: AbortSignal,
+    overlayImage?: Uint8Array,
+  ): Promise<ProcessedImage>;
   close(): void;
 }
 
@@ -98,7 +106,7 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
   const take = () => idle.pop() ?? spawnChild();
 
   return {
-    run(input, ops, limits, signal) {
+    run(input, ops, limits, signal, overlayImage) {
       if (closed) return Promise.reject(busy('shutdown'));
       if (signal.aborted) return Promise.reject(processTimeout('client left'));
       const child = take();
@@ -148,9 +156,12 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
         child.once('exit', onExit);
         signal.addEventListener('abort', onAbort, { once: true });
         try {
-          child.send({ input, ops, limits } satisfies IsolatedJob, (err) => {
-            if (err) onExit();
-          });
+          child.send(
+            { input, ops, limits, ...(overlayImage && { overlayImage }) } satisfies IsolatedJob,
+            (err) => {
+              if (err) onExit();
+            },
+          );
         } catch {
           onExit();
         }

@@ -1,6 +1,7 @@
 // owns: the requests that try more than one encode: `quality: "auto…"`, `format: "auto"` and `max_bytes`.
 // The image is decoded, oriented and put through every phase before the encode (geometry, tone) once, into a
 // lossless intermediate; every candidate runs the encode and finalize phases from it.
+import type { PreparedOverlay } from './overlay.ts';
 import type { Metadata, Sharp } from 'sharp';
 import {
   JPEG_WEBP_SAMPLE,
@@ -164,6 +165,8 @@ export interface SearchInput {
   avifEffort: number;
   /** Opens bytes (or raw pixels) with the job's decoder options and deadline: every sharp instance has them. */
   open: OpenImage;
+  /** The overlay placed before the encode (registry's overlay step), in the intermediate every candidate reads. */
+  overlay?: PreparedOverlay;
 }
 
 export type OpenImage = (
@@ -189,6 +192,7 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     format: resizeFormat,
     quality: DEFAULT_QUALITY,
     avifEffort: req.avifEffort,
+    ...(req.overlay && { overlay: req.overlay }),
     applied: [],
   };
   applyPhases(ctx, BEFORE_ENCODE);

@@ -19,7 +19,16 @@ import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageForm
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, checkFrameCount, keepsFrames } from './probe.ts';
 import { searchOutput } from './output-search.ts';
-import { applyPhases, needsOutputSearch, operationsForFrames, PHASES, type StepContext } from './registry.ts';
+import {
+  applyPhases,
+  needsOutputSearch,
+  operationsForFrames,
+  PHASES,
+  predictedSize,
+  type StepContext,
+} from './registry.ts';
+import { prepareOverlay, unknownOverlay } from './overlay.ts';
+import { placeholderOfImage, type Placeholder } from './placeholder.ts';
 import type { SourceInfo } from './steps.ts';
 
 export interface ProcessLimits {
@@ -43,6 +52,8 @@ export interface ProcessedImage {
   qualityScore?: number;
   /** max_bytes: whether the output fits the cap (X-Service-Max-Bytes-Met). */
   maxBytesMet?: boolean;
+  /** placeholder: true: X-Service-Placeholder and X-Service-Dominant-Color. */
+  placeholder?: Placeholder;
 }
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
@@ -113,6 +124,7 @@ async function runPipeline(
   limits: ProcessLimits,
   deadlineAt: number,
   inspected: boolean,
+  overlayImage: Uint8Array | undefined,
 ): Promise<ProcessedImage> {
   if (!inspected) inspectInput(input, requested, limits);
   const inputFormat = sniffImageFormat(input)!;
@@ -162,6 +174,11 @@ async function runPipeline(
     avifEffort: limits.avifEffort,
     applied: [],
   };
+  if (ops.overlay) {
+    // The caller reads the account's overlay before the job; a job without it never runs with another image.
+    if (!overlayImage) throw unknownOverlay(ops.overlay.name);
+    ctx.overlay = await prepareOverlay(overlayImage, predictedSize(source, ops), ops.overlay, frames);
+  }
   image.autoOrient();
   if (search) {
     // Every candidate's instance gets what is left of the one deadline, and none starts after it.
@@ -203,9 +220,12 @@ export function processImage(
   limits: ProcessLimits,
   onSettled: () => void = () => {},
   inspected = false,
+  overlayImage?: Uint8Array,
 ): Promise<ProcessedImage> {
   const deadlineAt = performance.now() + limits.processTimeoutMs;
-  const work = runPipeline(input, ops, limits, deadlineAt, inspected);
+  const work = runPipeline(input, ops, limits, deadlineAt, inspected, overlayImage).then(async (image) =>
+    ops.placeholder === true ? { ...image, placeholder: await placeholderOfImage(image.data) } : image,
+  );
   work.then(onSettled, onSettled);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {

@@ -27,6 +27,7 @@ export interface ImageJobDeps {
  * and with busy when no slot is free. The slot is freed only when the work
  * has stopped: when sharp settles in this process, or when the child answered or was killed (deadline or abort).
  * `onStopped` runs once at that moment, or at once when the job never starts: from then on nothing reads `input`.
+ * `overlayImage` is the stored overlay the operations name, read by the caller for the requesting account.
  */
 export async function runImageJob(
   deps: ImageJobDeps,
@@ -34,6 +35,7 @@ export async function runImageJob(
   ops: Operations,
   signal: AbortSignal,
   onStopped: () => void = () => {},
+  overlayImage?: Uint8Array,
 ): Promise<ProcessedImage> {
   const { config } = deps;
   const limits = {
@@ -66,7 +68,7 @@ export async function runImageJob(
     deps.metrics,
     ops.format,
     config.isolateJobs !== 'all' && runsInProcess(structure, ops)
-      ? processImage(input, ops, limits, stopped, true)
-      : deps.isolated.run(input, ops, limits, signal).finally(stopped),
+      ? processImage(input, ops, limits, stopped, true, overlayImage)
+      : deps.isolated.run(input, ops, limits, signal, overlayImage).finally(stopped),
   );
 }

@@ -220,6 +220,22 @@ export interface DeliveryPurgeTable {
   purged_at: string;
 }
 
+/** An overlay (watermark) an account stored, by account and name. */
+export interface OverlayTable {
+  account_id: string;
+  name: string;
+  image: Uint8Array;
+  /** `png` or `webp`. */
+  format: string;
+  bytes: number;
+  width: number;
+  height: number;
+  /** SHA-256 hex of the image: a delivery derivative's cache key names it. */
+  content_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -242,6 +258,7 @@ export interface Database {
   delivery_usage: DeliveryUsageTable;
   delivery_charges: DeliveryChargeTable;
   delivery_purges: DeliveryPurgeTable;
+  overlays: OverlayTable;
 }
 
 export type Db = Kysely<Database>;

@@ -126,3 +126,47 @@ test('examples: the README and /docs show every example verbatim', async (t) => 
     assert.ok(docs.includes(code), `/docs shows ${file} under POST /v1/image`);
   }
 });
+
+const CHROMIUM = '/usr/bin/chromium';
+
+for (const language of ['curl', 'js', 'python']) {
+  test(`examples (${language}): placeholder writes the WebP and a page that paints the placeholder, then the image`, async (t) => {
+    const missing = missingTool(language);
+    if (missing) {
+      t.skip(missing);
+      return;
+    }
+    const { dir, example } = await setUp(t);
+    const { stdout } = await example(language, 'placeholder', ['photo.jpg', 'out.webp', 'page.html']);
+    const [, thumbHash, color] = /^placeholder (\S+) (#[0-9a-f]{6})\n$/.exec(stdout) ?? [];
+    assert.ok(thumbHash && color, stdout);
+    const webp = await sharp(join(dir, 'out.webp')).metadata();
+    assert.deepEqual([webp.format, webp.width, webp.height], ['webp', 800, 533]);
+    const html = readFileSync(join(dir, 'page.html'), 'utf8');
+    assert.ok(html.includes(`atob('${thumbHash}')`) && html.includes(`background:${color}`), html);
+    if (!existsSync(CHROMIUM)) return;
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+    t.after(() => browser.close());
+    const page = await browser.newPage();
+    // The image is held back: the page must show the placeholder first.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/out.webp', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`file://${join(dir, 'page.html')}`, { waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(() =>
+      (document.getElementById('image')?.style.backgroundImage ?? '').startsWith('url("data:image/png'),
+    );
+    release();
+    await page.waitForFunction(() => {
+      const img = document.querySelector('img');
+      return img !== null && img.naturalWidth === 800;
+    });
+  });
+}

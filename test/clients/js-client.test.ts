@@ -241,3 +241,29 @@ test('client cannot drift: the ErrorCode type of index.d.ts names the codes ERRO
   assert.deepEqual([...typed].sort(), [...ERROR_CODES].sort());
   assert.deepEqual([...ERROR_CODES].sort(), Object.keys(REGISTRY).sort());
 });
+
+test('client: putOverlay, listOverlays and deleteOverlay; an overlay and the placeholder in processImage', async (t) => {
+  const server = await startTestServer(t);
+  const client = new ImgpipeClient({ baseUrl: server.url, apiKey: server.key });
+  const mark = await sharp({ create: { width: 40, height: 20, channels: 4, background: '#fff8' } })
+    .png()
+    .toBuffer();
+  const stored = await client.putOverlay('logo', mark);
+  assert.deepEqual([stored.name, stored.format, stored.width, stored.height], ['logo', 'png', 40, 20]);
+  assert.deepEqual(
+    (await client.listOverlays()).overlays.map((o) => o.name),
+    ['logo'],
+  );
+  const result = await client.processImage({
+    file: await photo(),
+    operations: { resize: { w: 200 }, overlay: { name: 'logo', opacity: 0.5 }, placeholder: true },
+  });
+  assert.ok(result.headers.operations.includes('overlay=logo'), result.headers.operations.join());
+  assert.match(result.headers.placeholder?.thumbHash ?? '', /^[A-Za-z0-9+/]+=*$/);
+  assert.match(result.headers.placeholder?.dominantColor ?? '', /^#[0-9a-f]{6}$/);
+  assert.deepEqual(await client.deleteOverlay('logo'), { name: 'logo', deleted: true });
+  const gone = await caught(client.deleteOverlay('logo'));
+  assert.deepEqual([gone.status, gone.code], [404, 'not_found']);
+  const notPng = await caught(client.putOverlay('jpeg', await photo()));
+  assert.deepEqual([notPng.status, notPng.code], [422, 'unprocessable_image']);
+});

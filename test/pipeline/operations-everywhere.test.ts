@@ -8,6 +8,7 @@ import { processImage, type ProcessLimits } from '../../src/pipeline/process.ts'
 import type { Operations } from '../../src/pipeline/operations.ts';
 import { OPERATIONS, type OperationKey } from '../../src/pipeline/registry.ts';
 import { corpus } from '../helpers/corpus.ts';
+import sharp from 'sharp';
 
 const limits: ProcessLimits = { maxInputPixels: 40_000_000, processTimeoutMs: 15_000, avifEffort: 2 };
 
@@ -15,7 +16,14 @@ const limits: ProcessLimits = { maxInputPixels: 40_000_000, processTimeoutMs: 15
  * One row per operation: operations that use it (with what it needs beside it, as formats needs format auto), the
  * output's size from the 403×302 input, and its X-Service-Operations tokens but for format and quality.
  */
-const ROWS: Record<OperationKey, { ops: Operations; size: [number, number]; tokens: string[] }> = {
+const MARK = await sharp({ create: { width: 40, height: 20, channels: 4, background: '#f008' } })
+  .png()
+  .toBuffer();
+
+const ROWS: Record<
+  OperationKey,
+  { ops: Operations; size: [number, number]; tokens: string[]; overlayImage?: Buffer }
+> = {
   resize: {
     ops: { resize: { w: 160, h: 120, fit: 'cover', position: 'entropy' } },
     size: [160, 120],
@@ -25,6 +33,13 @@ const ROWS: Record<OperationKey, { ops: Operations; size: [number, number]; toke
   formats: { ops: { format: 'auto', formats: ['webp', 'png'] }, size: [403, 302], tokens: ['strip'] },
   quality: { ops: { quality: 60 }, size: [403, 302], tokens: ['strip'] },
   max_bytes: { ops: { max_bytes: 'input' }, size: [403, 302], tokens: ['strip'] },
+  overlay: {
+    ops: { overlay: { name: 'mark', width: 0.25, gravity: 'northwest' } },
+    size: [403, 302],
+    tokens: ['overlay=mark', 'strip'],
+    overlayImage: MARK,
+  },
+  placeholder: { ops: { placeholder: true }, size: [403, 302], tokens: ['strip'] },
   strip: { ops: { strip: false }, size: [403, 302], tokens: [] },
 };
 
@@ -51,7 +66,8 @@ for (const [key, row] of Object.entries(ROWS)) {
       // A mode that sets the row's own field is the row's concern, not the search's (format auto on format).
       if (Object.keys(extra).some((field) => field in row.ops)) continue;
       modes++;
-      const out = await processImage(input, { ...row.ops, ...extra } as Operations, limits);
+      const ops = { ...row.ops, ...extra } as Operations;
+      const out = await processImage(input, ops, limits, undefined, false, row.overlayImage);
       assert.deepEqual(
         { size: [out.width, out.height], tokens: withoutEncoderChoice(out.applied) },
         { size: row.size, tokens: row.tokens },

@@ -32,6 +32,7 @@ import { claimDeliveryCharge, findDeliverySigner, releaseDeliveryCharge } from '
 import { accountOf, requireApiKey } from '../auth.ts';
 import { success, BEARER, errorAnswers, header, type Headers } from '../openapi.ts';
 import { OUTPUT_HEADERS } from './image.ts';
+import { overlayHashOf, overlayOf, placeholderHeaders } from './overlays.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
@@ -361,7 +362,15 @@ async function processMiss(
       ? await negotiatedOperations(delivery.operations, negotiated, input, config)
       : delivery.operations;
     // The result serves every later request of this key, so it is finished even when this client leaves.
-    const out = await runImageJob(ctx, input, operations, new AbortController().signal);
+    const overlay = await overlayOf(ctx, signer.accountId, operations);
+    const out = await runImageJob(
+      ctx,
+      input,
+      operations,
+      new AbortController().signal,
+      () => {},
+      overlay?.image,
+    );
     if (unit) {
       await unit.count();
       await recordDeliveryImage(ctx.store.db, signer.accountId);
@@ -411,6 +420,7 @@ function answer(
       'X-Service-Output-Width': result.width,
       'X-Service-Output-Height': result.height,
       'X-Service-Operations': result.applied.join(','),
+      ...placeholderHeaders(result),
     })
     .send(result.data);
 }
@@ -432,10 +442,14 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
     const negotiated = delivery.autoFormat
       ? negotiate(delivery.operations.formats, request.headers.accept)
       : undefined;
+    // A replaced overlay is new content: its hash in the key (and the charge) makes new derivatives, with no purge.
+    const overlayHash = await overlayHashOf(ctx, signer.accountId, delivery.operations);
     const parts = {
       accountId: signer.accountId,
       source: delivery.source,
-      options: delivery.normalisedOptions,
+      options: overlayHash
+        ? `${delivery.normalisedOptions}|overlay=${overlayHash}`
+        : delivery.normalisedOptions,
       format: negotiated?.key ?? 'as-named',
       purges: await ctx.deliveryPurges.of(signer.accountId, delivery.source),
     };

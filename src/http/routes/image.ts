@@ -26,6 +26,7 @@ import {
   type Headers,
 } from '../openapi.ts';
 import { acceptRawImageBodies } from '../raw-image-body.ts';
+import { overlayOf, PLACEHOLDER_HEADERS, placeholderHeaders } from './overlays.ts';
 
 const IMAGE_DESCRIPTION = `Processes one image, uploaded (multipart \`image\`) or fetched (\`url\`), with \`operations\` applied in
 the fixed order resize → format and quality → strip. A quota unit is reserved before the body is read and refunded
@@ -124,6 +125,7 @@ const IMAGE_HEADERS: Headers = {
     'Only with max_bytes: false when even the quality floor (30) did not fit; the body is then the smallest output made.',
     { enum: ['true', 'false'] },
   ),
+  ...PLACEHOLDER_HEADERS,
 };
 
 /** api.md's table "Status codes, POST /v1/image", word for word and in its order. */
@@ -201,12 +203,13 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
           config.maxUploadBytes,
           uploads,
         );
+        const overlay = await overlayOf(ctx, accountOf(request).accountId, operations);
         const input = await sourceBytes(ctx, source, { holder: accountOf(request).accountId, free: false });
         ctx.metrics.recordInputBytes(source.kind, input.length);
         // The answer is sharp's own output, never the upload (multipart or raw body), so the upload is free once the
         // job has stopped.
         const inputFree = source.kind === 'upload' ? () => uploads.give(input) : undefined;
-        const out = await runImageJob(ctx, input, operations, response.clientGone, inputFree);
+        const out = await runImageJob(ctx, input, operations, response.clientGone, inputFree, overlay?.image);
         reply.outputFormat = out.format;
         return reply
           .type(`image/${out.format}`)
@@ -221,6 +224,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
             'X-Service-Quota-Remaining': unit.remaining,
             ...(out.qualityScore === undefined ? {} : { 'X-Service-Quality-Score': out.qualityScore }),
             ...(out.maxBytesMet === undefined ? {} : { 'X-Service-Max-Bytes-Met': String(out.maxBytesMet) }),
+            ...placeholderHeaders(out),
           })
           .send(out.data);
       } catch (err) {

@@ -6,6 +6,9 @@ import { ACCOUNT_PAGE } from '../../pages/account.ts';
 import { z } from 'zod';
 import { success, errorAnswers } from '../openapi.ts';
 import { PLAYGROUND_PAGE } from '../../pages/playground.ts';
+import { repositoryPath } from '../../paths.ts';
+
+const THUMBHASH_DIR = repositoryPath('node_modules/thumbhash/');
 
 const PLAYGROUND_SCHEMA = {
   operationId: 'playground',
@@ -26,6 +29,7 @@ const PLAYGROUND_CSP =
 const FILES = {
   '/playground.js': 'playground.js',
   '/playground-delivery.js': 'playground-delivery.js',
+  '/playground-overlay.js': 'playground-overlay.js',
   '/playground.css': 'playground.css',
 } as const;
 
@@ -41,5 +45,14 @@ export async function playgroundRoutes(app: FastifyInstance, _opts: { ctx: AppCo
       reply.header('Content-Security-Policy', PLAYGROUND_CSP).sendFile(file),
     );
   }
+  // The ThumbHash decoder the playground paints the placeholder with: the package's own file, as npm installed it.
+  // Any origin may import it (customers' pages do, examples/*/placeholder.*): it is public code.
+  app.get('/thumbhash.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .header('Content-Security-Policy', PLAYGROUND_CSP)
+      .header('Access-Control-Allow-Origin', '*')
+      .type('text/javascript; charset=utf-8')
+      .sendFile('thumbhash.js', THUMBHASH_DIR),
+  );
   app.get('/account', async (_request, reply) => reply.type('text/html; charset=utf-8').send(ACCOUNT_PAGE));
 }
