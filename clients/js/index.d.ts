@@ -56,6 +56,8 @@ export type AutoQuality = 'auto' | 'auto:high' | 'auto:eco' | `auto:${number}`;
 
 export interface Operations {
   resize?: { w?: number; h?: number; fit?: Fit; position?: Position };
+  /** An overlay stored with putOverlay, placed after every other pixel operation. */
+  overlay?: OverlayOperation;
   /** "auto": the smallest of `formats` (default jpeg, webp, avif) at the quality asked. */
   format?: OutputFormat | 'auto';
   /** Only with format "auto": the candidate formats. */
@@ -63,8 +65,6 @@ export interface Operations {
   quality?: number | AutoQuality;
   /** Never bigger: at most this many bytes, or "input" for the input's size. */
   max_bytes?: number | 'input';
-  /** An overlay stored with putOverlay, placed after every other pixel operation. */
-  overlay?: OverlayOperation;
   /** true: the answer carries a ThumbHash placeholder and the dominant colour (headers.placeholder). */
   placeholder?: boolean;
   strip?: boolean;
@@ -252,6 +252,12 @@ export interface DeliveryUrlOptions {
   fit?: Fit;
   /** `pos:`: cover's crop or contain's placement, as resize.position. */
   position?: Position;
+  /** `overlay:`: the name of an overlay stored with putOverlay; overlayGravity … overlayMargin place it. */
+  overlay?: string;
+  overlayGravity?: Gravity;
+  overlayOpacity?: number;
+  overlayWidth?: number;
+  overlayMargin?: number;
   /** `auto`: AVIF, WebP or JPEG/PNG by the browser's Accept header; with `formats`, the smallest of those it takes. */
   format?: OutputFormat | 'auto';
   /** With format `auto`: the candidates (JPEG and PNG always shown; AVIF and WebP when the browser takes them). */
@@ -259,6 +265,8 @@ export interface DeliveryUrlOptions {
   quality?: number | AutoQuality;
   /** `max_bytes:`: never bigger than this many bytes, or "input". */
   maxBytes?: number | 'input';
+  /** `placeholder:true`: the answer carries X-Service-Placeholder and X-Service-Dominant-Color. */
+  placeholder?: boolean;
   strip?: boolean;
   /**
    * `v:<token>`, 1 to 32 of `[A-Za-z0-9_-]`: a version you change when the source image changes (signed, part of

@@ -76,6 +76,44 @@ export const PLAYGROUND_PAGE = `<!doctype html>
           /></label>
         </fieldset>
         <fieldset>
+          <legend>overlay</legend>
+          <label
+            >name
+            <input
+              id="overlay-name"
+              data-path="overlay.name"
+              type="text"
+              placeholder="stored on /account"
+              pattern="(?:[a-z0-9]|-){1,40}"
+              size="14"
+          /></label>
+          <label>
+            at
+            <select id="overlay-gravity" data-path="overlay.gravity">
+              <option value="" selected>southeast</option>
+              <option value="south">south</option>
+              <option value="southwest">southwest</option>
+              <option value="west">west</option>
+              <option value="northwest">northwest</option>
+              <option value="north">north</option>
+              <option value="northeast">northeast</option>
+              <option value="east">east</option>
+              <option value="center">center</option>
+            </select>
+          </label>
+          <label
+            >opacity
+            <input id="overlay-opacity" data-path="overlay.opacity" type="number" min="0" max="1" step="0.1" placeholder="1"
+          /></label>
+          <label
+            >width share
+            <input id="overlay-width" data-path="overlay.width" type="number" min="0.01" max="1" step="0.05" placeholder="own size"
+          /></label>
+          <label
+            >margin <input id="overlay-margin" data-path="overlay.margin" type="number" min="0" step="1" placeholder="0"
+          /></label>
+        </fieldset>
+        <fieldset>
           <legend>output</legend>
           <label>
             format
@@ -127,37 +165,10 @@ export const PLAYGROUND_PAGE = `<!doctype html>
               placeholder="none, or input"
               size="9"
           /></label>
+          <label
+            ><input id="placeholder" data-path="placeholder" type="checkbox" /> placeholder (ThumbHash and colour)</label
+          >
           <label><input id="strip" data-path="strip" type="checkbox" checked /> strip metadata</label>
-        </fieldset>
-        <fieldset>
-          <legend>overlay and placeholder</legend>
-          <label
-            >overlay
-            <input id="overlay-name" type="text" placeholder="name (on /account)" pattern="(?:[a-z0-9]|-){1,40}" size="14"
-          /></label>
-          <label>
-            at
-            <select id="overlay-gravity">
-              <option value="southeast" selected>southeast</option>
-              <option value="south">south</option>
-              <option value="southwest">southwest</option>
-              <option value="west">west</option>
-              <option value="northwest">northwest</option>
-              <option value="north">north</option>
-              <option value="northeast">northeast</option>
-              <option value="east">east</option>
-              <option value="center">center</option>
-            </select>
-          </label>
-          <label
-            >opacity <input id="overlay-opacity" type="number" min="0" max="1" step="0.1" value="1"
-          /></label>
-          <label
-            >width share
-            <input id="overlay-width" type="number" min="0.01" max="1" step="0.05" placeholder="own size"
-          /></label>
-          <label>margin <input id="overlay-margin" type="number" min="0" step="1" value="0" /></label>
-          <label><input id="placeholder" type="checkbox" /> placeholder (ThumbHash and colour)</label>
         </fieldset>
         <button id="run" type="submit">Process</button>
       </form>

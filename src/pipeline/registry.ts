@@ -184,6 +184,7 @@ export const OPERATION_SCHEMAS = {
       })
       .optional();
   },
+  overlay: () => overlaySchema(),
   format: () =>
     z
       .enum(FORMAT_CHOICES, {
@@ -236,7 +237,6 @@ export const OPERATION_SCHEMAS = {
       .describe(
         'Never bigger: the output is at most this many bytes ("input": the input\'s size); quality is lowered to the floor if needed, and X-Service-Max-Bytes-Met says whether it fitted.',
       ),
-  overlay: () => overlaySchema(),
   placeholder: () =>
     z
       .boolean({ error: 'must be true or false' })

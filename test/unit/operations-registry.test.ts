@@ -53,7 +53,7 @@ test('registry: one schema per entry, the operations schema has exactly its keys
     [...phases].sort((a, b) => a - b),
     'entries are listed in phase order',
   );
-  assert.equal(PIPELINE_ORDER, 'resize → format+quality → strip');
+  assert.equal(PIPELINE_ORDER, 'resize → overlay → format+quality → strip');
 });
 
 test('registry: every field of the JSON form has one delivery URL option, and option names are unique', () => {

@@ -29,7 +29,7 @@ const PLAYGROUND_CSP =
 const FILES = {
   '/playground.js': 'playground.js',
   '/playground-delivery.js': 'playground-delivery.js',
-  '/playground-overlay.js': 'playground-overlay.js',
+  '/playground-placeholder.js': 'playground-placeholder.js',
   '/playground.css': 'playground.css',
 } as const;
 

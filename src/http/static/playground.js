@@ -1,4 +1,5 @@
 // owns: the browser code of the playground (GET /); docs.js beside it only starts Swagger UI on /docs.
+import { clearPlaceholder, showPlaceholder } from './playground-placeholder.js';
 const $ = (id) => document.getElementById(id);
 let chosenFile;
 let resultUrl;
@@ -214,6 +215,7 @@ function clearResult() {
   $('download').hidden = true;
   if (resultUrl) URL.revokeObjectURL(resultUrl);
   resultUrl = undefined;
+  clearPlaceholder();
 }
 
 /** A URL replaces the chosen file: the server fetches it, so the browser has no original to show. */
@@ -251,6 +253,7 @@ async function run(event) {
   try {
     const res = await fetch('/v1/image', { method: 'POST', headers, body });
     showHeaders(res);
+    showPlaceholder(res.headers);
     if (!res.ok) {
       const answer = await res.json().catch(() => undefined);
       const err = answer?.error;
