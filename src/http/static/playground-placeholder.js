@@ -10,7 +10,7 @@ export function showPlaceholder(headers) {
   const color = headers.get('x-service-dominant-color');
   $('placeholder-panel').hidden = !hash;
   if (!hash) return;
-  const bytes = Uint8Array.from(atob(hash), (c) => c.charCodeAt(0));
+  const bytes = Uint8Array.from(window.atob(hash), (c) => c.charCodeAt(0));
   $('placeholder-img').src = thumbHashToDataURL(bytes);
   $('placeholder-img').style.backgroundColor = color ?? '';
   $('placeholder-swatch').style.backgroundColor = color ?? '';
