@@ -159,6 +159,8 @@ test('openapi: the operations schema is generated from the validating zod schema
     'format',
     'formats',
     'max_bytes',
+    'overlay',
+    'placeholder',
     'quality',
     'resize',
     'strip',
