@@ -12,6 +12,8 @@ export function showPlaceholder(headers) {
   if (!hash) return;
   const bytes = Uint8Array.from(window.atob(hash), (c) => c.charCodeAt(0));
   $('placeholder-img').src = thumbHashToDataURL(bytes);
+  // As wide as the result, so the two compare side by side.
+  $('placeholder-img').style.maxWidth = `${headers.get('x-service-output-width') ?? ''}px`;
   $('placeholder-img').style.backgroundColor = color ?? '';
   $('placeholder-swatch').style.backgroundColor = color ?? '';
   $('placeholder-color').textContent = color ?? '';
