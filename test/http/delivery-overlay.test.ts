@@ -81,3 +81,20 @@ test("delivery: another account's overlay name and overlay_* without overlay: ar
   const usage = await testApp.app.inject({ url: '/v1/account', headers: otherKey });
   assert.equal(usage.json().quota.used, 0, 'nothing counted');
 });
+
+test('delivery: placeholder:true carries the ThumbHash and the dominant colour, on the miss and on hits', async (t) => {
+  const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const origin = await startOrigin(t, (_req, res) => sendImage(res, photo, 'image/png'));
+  const { accountId, secret } = (
+    await testApp.app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: testApp.auth })
+  ).json() as { accountId: string; secret: string };
+  const url = deliveryPath(accountId, secret, origin.url('/a.png'), { w: 100, placeholder: true });
+  assert.match(url, /\/w:100\/placeholder:true\//);
+  for (const cache of ['miss', 'hit']) {
+    const res = await testApp.app.inject({ url });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.headers['x-service-cache'], cache);
+    assert.match(String(res.headers['x-service-placeholder']), /^[A-Za-z0-9+/]+=*$/);
+    assert.equal(res.headers['x-service-dominant-color'], '#ffffff');
+  }
+});
