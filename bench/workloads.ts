@@ -1,4 +1,4 @@
-// The five workloads of issue 8, the small image of issue 15 (W6), and the two raw sides: sharp driven by the service's own steps, and processImage.
+// The five workloads of issue 8, the small image of issue 15 (W6), the slowest operation of issue 42 (W7), and the two raw sides: sharp driven by the service's own steps, and processImage.
 import sharp from 'sharp';
 import type { Config } from '../src/config.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
@@ -47,6 +47,8 @@ export async function buildWorkloads(base: BaseImage): Promise<Workload[]> {
   const png = await alphaPng(base.data);
   // About 100 kB, as a web page's photo: fixed per-request costs weigh most here.
   const small = await jpegOfSize(base.data, 800, 533, 75);
+  // blur's cost grows with sigma × pixels: its largest sigma on a small photo is the slowest operation per pixel.
+  const thumb = await jpegOfSize(base.data, 400, 267, 75);
   const w800 = { w: 800, fit: 'inside' as const };
   return Promise.all([
     workload('W1', '3000x2000 JPEG → w=800 inside, jpeg q80, strip', photo, {
@@ -89,6 +91,12 @@ export async function buildWorkloads(base: BaseImage): Promise<Workload[]> {
         strip: true,
       },
     ),
+    workload('W7', '400x267 JPEG → blur sigma 1000 (its largest), jpeg q80, strip', thumb, {
+      blur: 1000,
+      format: 'jpeg',
+      quality: 80,
+      strip: true,
+    }),
   ]);
 }
 

@@ -54,8 +54,44 @@ export type Position = 'center' | 'attention' | 'entropy' | { x: number; y: numb
 /** A perceptual target: "auto" (SSIMULACRA 2 82), "auto:high" (87), "auto:eco" (72) or "auto:<30..95>". */
 export type AutoQuality = 'auto' | 'auto:high' | 'auto:eco' | `auto:${number}`;
 
+/** A region of the upright image in pixels (crop). */
+export interface Region {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface Sides {
+  top?: number;
+  right?: number;
+  bottom?: number;
+  left?: number;
+}
+
+export type FlipDirection = 'horizontal' | 'vertical' | 'both';
+
 export interface Operations {
-  resize?: { w?: number; h?: number; fit?: Fit; position?: Position };
+  /** Cut the borders of the top-left corner's colour; threshold 0..255 (default 10). */
+  trim?: true | { threshold: number };
+  /** Exactly w×h of the upright image (after trim). */
+  crop?: Region;
+  /** Degrees clockwise, -359..359: 90 and 270 swap the sides, other angles widen the canvas. */
+  rotate?: number;
+  flip?: FlipDirection;
+  /** dpr 1..4 multiplies w and h (never beyond the source). */
+  resize?: { w?: number; h?: number; fit?: Fit; position?: Position; dpr?: number };
+  /** Pixels added after resize, every side or each. */
+  pad?: number | Sides;
+  /** "#rgb", "#rrggbb" or "#rrggbbaa": the fill of pad, rotate and contain, and JPEG's flattening colour. */
+  background?: string;
+  grayscale?: boolean;
+  /** Brightness and saturation multipliers 0..10, hue degrees -360..360. */
+  modulate?: { brightness?: number; saturation?: number; hue?: number };
+  /** Gaussian sigma 0.3..1000. */
+  blur?: number;
+  /** true, or a sigma 0.5..10. */
+  sharpen?: true | number;
   /** An overlay stored with putOverlay, placed after every other pixel operation. */
   overlay?: OverlayOperation;
   /** "auto": the smallest of `formats` (default jpeg, webp, avif) at the quality asked. */
@@ -247,11 +283,32 @@ export interface DeliveryUrlOptions {
   accountId: string;
   /** The delivery secret (POST /v1/delivery/secret). Never send it to a browser. */
   secret: string;
+  /** `trim:`: true or a threshold 0..255. */
+  trim?: true | number;
+  /** `crop:x,y,w,h`. */
+  crop?: Region;
+  /** `rot:`: degrees clockwise. */
+  rotate?: number;
+  flip?: FlipDirection;
   width?: number;
   height?: number;
   fit?: Fit;
   /** `pos:`: cover's crop or contain's placement, as resize.position. */
   position?: Position;
+  /** `dpr:` 1..4. */
+  dpr?: number;
+  /** `pad:`: every side, or each as top,right,bottom,left. */
+  pad?: number | Sides;
+  /** `bg:`: "#rrggbb" (written without the #). */
+  background?: string;
+  /** `gray:`. */
+  grayscale?: boolean;
+  /** `bri:`, `sat:`, `hue:`: modulate's fields. */
+  brightness?: number;
+  saturation?: number;
+  hue?: number;
+  blur?: number;
+  sharpen?: true | number;
   /** `overlay:`: the name of an overlay stored with putOverlay; overlayGravity … overlayMargin place it. */
   overlay?: string;
   overlayGravity?: Gravity;

@@ -318,10 +318,23 @@ export class ImgpipeClient {
  * order verifies). The server's list is src/pipeline/registry.ts; a test keeps the two equal.
  */
 export const DELIVERY_OPTIONS = [
+  ['trim', 'trim'],
+  ['crop', 'crop'],
+  ['rotate', 'rot'],
+  ['flip', 'flip'],
   ['width', 'w'],
   ['height', 'h'],
   ['fit', 'fit'],
   ['position', 'pos'],
+  ['dpr', 'dpr'],
+  ['pad', 'pad'],
+  ['background', 'bg'],
+  ['grayscale', 'gray'],
+  ['brightness', 'bri'],
+  ['saturation', 'sat'],
+  ['hue', 'hue'],
+  ['blur', 'blur'],
+  ['sharpen', 'sharpen'],
   ['overlay', 'overlay'],
   ['overlayGravity', 'overlay_gravity'],
   ['overlayOpacity', 'overlay_opacity'],
@@ -337,11 +350,19 @@ export const DELIVERY_OPTIONS = [
   ['expires', 'exp'],
 ];
 
-/** A value as its URL option writes it: a Date as unix seconds, a list comma-separated, a point `x,y`. */
-function optionText(value) {
+/**
+ * A value as its URL option writes it: a Date as unix seconds, a list comma-separated, a point `x,y`, a region
+ * `x,y,w,h`, pads `top,right,bottom,left`, a colour without its `#`.
+ */
+function optionText(name, value) {
   if (value instanceof Date) return String(Math.floor(value.getTime() / 1000));
   if (Array.isArray(value)) return value.join(',');
+  if (name === 'crop') return [value.x, value.y, value.w, value.h].join(',');
+  if (name === 'pad' && typeof value === 'object') {
+    return [value.top, value.right, value.bottom, value.left].map((side) => side ?? 0).join(',');
+  }
   if (typeof value === 'object' && value !== null) return `${value.x},${value.y}`;
+  if (name === 'background') return String(value).replace(/^#/, '');
   return String(value);
 }
 
@@ -351,8 +372,12 @@ function optionText(value) {
  * your server: the secret must never reach a browser. `expires` is a Date or unix seconds.
  *
  * @param {string} source the image's absolute http(s) URL
- * @param {{ baseUrl: string, accountId: string, secret: string, width?: number, height?: number, fit?: string,
- *   position?: string | { x: number, y: number }, format?: string, formats?: string[], quality?: number | string,
+ * @param {{ baseUrl: string, accountId: string, secret: string, trim?: true | number,
+ *   crop?: { x: number, y: number, w: number, h: number }, rotate?: number, flip?: string, width?: number,
+ *   height?: number, fit?: string, position?: string | { x: number, y: number }, dpr?: number,
+ *   pad?: number | { top?: number, right?: number, bottom?: number, left?: number }, background?: string,
+ *   grayscale?: boolean, brightness?: number, saturation?: number, hue?: number, blur?: number,
+ *   sharpen?: true | number, format?: string, formats?: string[], quality?: number | string,
  *   maxBytes?: number | 'input', strip?: boolean, expires?: Date | number }} options
  * @returns {Promise<string>}
  */
@@ -363,7 +388,7 @@ export async function deliveryUrl(source, options) {
   for (const [name, short] of DELIVERY_OPTIONS) {
     const value = options[name];
     if (value === undefined) continue;
-    segments.push(`${short}:${optionText(value)}`);
+    segments.push(`${short}:${optionText(name, value)}`);
   }
   segments.push(encodeURIComponent(source));
   const signed = segments.join('/');

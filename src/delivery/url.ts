@@ -9,9 +9,9 @@ export const DELIVERY_PREFIX = '/v1/u/';
 
 /**
  * The options of a delivery URL by name, as written after the colon: every operation's (the registry's URL_OPTIONS:
- * `w`, `h`, `fit`, `pos`, `f`, `formats`, `q`, `max_bytes`, `strip`), `v`, a version (a token the customer changes
- * when the source image changes: signed and part of the cache key, never an operation), and `exp`, an expiry in
- * unix seconds.
+ * `trim`, `crop`, `rot`, `flip`, `w`, `h`, `fit`, `pos`, `dpr`, `pad`, `bg`, `gray`, `bri`, `sat`, `hue`, `blur`,
+ * `sharpen`, `f`, `formats`, `q`, `max_bytes`, `strip`), `v`, a version (a token the customer changes when the
+ * source image changes: signed and part of the cache key, never an operation), and `exp`, an expiry in unix seconds.
  */
 export type DeliveryOptions = Readonly<Record<string, string | number | boolean | undefined>> & {
   v?: string | undefined;
@@ -54,14 +54,19 @@ export function formatDeliveryOptions(options: DeliveryOptions): string {
     .join('/');
 }
 
-/** A value of the JSON form as its URL option writes it: a list comma-separated, a point `x,y`. */
-function urlText(value: unknown): string | undefined {
+/**
+ * A value of the JSON form as its URL option writes it: a list comma-separated, a point `x,y`, an object of
+ * `fields` their values in order (a missing one 0), a colour without its `#`.
+ */
+function urlText(option: UrlOption, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value)) return value.map(String).join(',');
   if (typeof value === 'object') {
-    const { x, y } = value as { x?: unknown; y?: unknown };
-    return `${String(x)},${String(y)}`;
+    const object = value as Record<string, unknown>;
+    const fields = option.kind === 'fields' ? (option.fields ?? []) : ['x', 'y'];
+    return fields.map((field) => String(object[field] ?? 0)).join(',');
   }
+  if (option.kind === 'colour' && typeof value === 'string') return value.replace(/^#/, '');
   return String(value);
 }
 
@@ -72,7 +77,7 @@ export function deliveryOptionsOf(operations: Readonly<Record<string, unknown>>)
     const [key, field] = option.path;
     const top = operations[key];
     const value = field === undefined ? top : (top as Record<string, unknown> | undefined)?.[field];
-    const text = urlText(value);
+    const text = urlText(option, value);
     if (text !== undefined) options[option.name] = text;
   }
   return options;
@@ -134,17 +139,18 @@ const WHOLE_NUMBER = /^\d{1,12}$/;
 export const VERSION_TOKEN = /^[A-Za-z0-9_-]{1,32}$/;
 const DIGITS = /^\d+$/;
 const DECIMAL = /^\d+(\.\d+)?$/;
+const SIGNED_DECIMAL = /^-?\d+(\.\d+)?$/;
+const HEX_COLOUR = /^[0-9a-fA-F]+$/;
 
 /**
  * An option's text as the JSON form's value (registry.ts, UrlValueKind). Only the spelling is read here: the
  * operations schema validates the value afterwards, with the JSON form's messages.
  */
-function urlValue(kind: UrlValueKind, text: string): unknown {
+function urlValue(option: UrlOption, text: string): unknown {
+  const kind: UrlValueKind = option.kind;
   switch (kind) {
     case 'integer-or-word':
       return DIGITS.test(text) ? Number(text) : text;
-    case 'number-or-word':
-      return DECIMAL.test(text) ? Number(text) : text;
     case 'word':
       return text;
     case 'boolean':
@@ -157,6 +163,19 @@ function urlValue(kind: UrlValueKind, text: string): unknown {
       const coordinate = (part: string) => (DECIMAL.test(part) ? Number(part) : part);
       return { x: coordinate(point[1]!), y: coordinate(point[2]!) };
     }
+    case 'number-or-word':
+      return SIGNED_DECIMAL.test(text) ? Number(text) : text;
+    case 'fields': {
+      if (text === 'true' || text === 'false') return text === 'true';
+      const parts = text.split(',');
+      if (!parts.every((part) => SIGNED_DECIMAL.test(part))) return text;
+      const fields = option.fields ?? [];
+      if (parts.length === fields.length)
+        return Object.fromEntries(fields.map((f, i) => [f, Number(parts[i])]));
+      return parts.length === 1 ? Number(parts[0]) : text;
+    }
+    case 'colour':
+      return HEX_COLOUR.test(text) ? `#${text}` : text;
   }
 }
 
@@ -195,7 +214,7 @@ export function parseDeliveryRequest(
     const text = segment.slice(colon + 1);
     const option = URL_OPTIONS.find((o) => o.name === name);
     if (option) {
-      place(json, option, urlValue(option.kind, text));
+      place(json, option, urlValue(option, text));
     } else if (name === VERSION) {
       if (!VERSION_TOKEN.test(text)) {
         throw invalidOperations('option v must be 1 to 32 letters, digits, _ or - (e.g. v:2026-11-27)');

@@ -44,6 +44,31 @@ export const PLAYGROUND_PAGE = `<!doctype html>
             placeholder="https://example.com/photo.jpg"
         /></label>
         <fieldset>
+          <legend>cut and turn</legend>
+          <label
+            ><input id="trim" data-path="trim" type="checkbox" /> trim borders, threshold
+            <input id="trim-threshold" type="number" min="0" max="255" step="1" value="10"
+          /></label>
+          <span id="crop" data-path="crop"
+            >crop x <input id="crop-x" type="number" min="0" step="1" placeholder="none" /> y
+            <input id="crop-y" type="number" min="0" step="1" placeholder="0" /> w
+            <input id="crop-w" type="number" min="1" step="1" placeholder="none" /> h
+            <input id="crop-h" type="number" min="1" step="1" placeholder="none"
+          /></span>
+          <label
+            >rotate <input id="rotate" data-path="rotate" type="number" min="-359" max="359" step="1" placeholder="0"
+          /></label>
+          <label>
+            flip
+            <select id="flip" data-path="flip">
+              <option value="" selected>none</option>
+              <option value="horizontal">horizontal</option>
+              <option value="vertical">vertical</option>
+              <option value="both">both</option>
+            </select>
+          </label>
+        </fieldset>
+        <fieldset>
           <legend>resize</legend>
           <label>w <input id="w" data-path="resize.w" type="number" min="1" step="1" placeholder="none" /></label>
           <label>h <input id="h" data-path="resize.h" type="number" min="1" step="1" placeholder="none" /></label>
@@ -73,6 +98,34 @@ export const PLAYGROUND_PAGE = `<!doctype html>
           <label id="point" hidden
             >x <input id="position-x" type="number" min="0" max="1" step="0.05" value="0.5" /> y
             <input id="position-y" type="number" min="0" max="1" step="0.05" value="0.5"
+          /></label>
+          <label>dpr <input id="dpr" data-path="resize.dpr" type="number" min="1" max="4" step="any" placeholder="1" /></label>
+        </fieldset>
+        <fieldset>
+          <legend>pad and tone</legend>
+          <label>pad <input id="pad" data-path="pad" type="number" min="0" step="1" placeholder="0" /></label>
+          <label
+            >background
+            <input id="background" data-path="background" type="text" spellcheck="false" size="9" placeholder="#ffffff"
+          /></label>
+          <label><input id="grayscale" data-path="grayscale" type="checkbox" /> grayscale</label>
+          <label
+            >brightness
+            <input id="brightness" data-path="modulate.brightness" type="number" min="0" max="10" step="any" placeholder="1"
+          /></label>
+          <label
+            >saturation
+            <input id="saturation" data-path="modulate.saturation" type="number" min="0" max="10" step="any" placeholder="1"
+          /></label>
+          <label
+            >hue <input id="hue" data-path="modulate.hue" type="number" min="-360" max="360" step="1" placeholder="0"
+          /></label>
+          <label
+            >blur <input id="blur" data-path="blur" type="number" min="0.3" max="1000" step="any" placeholder="none"
+          /></label>
+          <label
+            >sharpen
+            <input id="sharpen" data-path="sharpen" type="text" spellcheck="false" size="6" placeholder="none, true, 0.5–10"
           /></label>
         </fieldset>
         <fieldset>

@@ -22,7 +22,7 @@ import {
   FROM_ENCODE,
   type StepContext,
 } from './registry.ts';
-import { avifOptions, type SourceInfo } from './steps.ts';
+import { avifOptions, type Region, type SourceInfo } from './steps.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
 export const MAX_BYTES_QUALITY_FLOOR = 30;
@@ -167,6 +167,8 @@ export interface SearchInput {
   open: OpenImage;
   /** The overlay placed before the encode (registry's overlay step), in the intermediate every candidate reads. */
   overlay?: PreparedOverlay;
+  /** trim's region, found by process.ts's first pass. */
+  trimmed?: Region;
 }
 
 export type OpenImage = (
@@ -194,6 +196,7 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     avifEffort: req.avifEffort,
     ...(req.overlay && { overlay: req.overlay }),
     applied: [],
+    ...(req.trimmed && { trimmed: req.trimmed }),
   };
   applyPhases(ctx, BEFORE_ENCODE);
   const { data, info } = await (

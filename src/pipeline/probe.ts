@@ -34,6 +34,8 @@ export interface OutputFacts {
   width: number;
   height: number;
   frames: number;
+  /** false when the size is not known from the header (trim: its size is the untrimmed one, an upper bound). */
+  exact?: false;
 }
 
 /** True when an input of this format with this many frames is written with all of them (issue 25, animation). */
@@ -169,5 +171,6 @@ export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
     width: size.width,
     height: size.height,
     frames: format !== null && keepsFrames(facts.format, facts.frames, format) ? facts.frames : 1,
+    ...(ops.trim !== undefined && { exact: false as const }),
   };
 }

@@ -22,6 +22,7 @@ import { searchOutput } from './output-search.ts';
 import {
   applyPhases,
   needsOutputSearch,
+  OPERATION_ENTRIES,
   operationsForFrames,
   PHASES,
   predictedSize,
@@ -29,7 +30,8 @@ import {
 } from './registry.ts';
 import { prepareOverlay, unknownOverlay } from './overlay.ts';
 import { placeholderOfImage, type Placeholder } from './placeholder.ts';
-import type { SourceInfo } from './steps.ts';
+import { invalidOperations } from './errors.ts';
+import type { Region, SourceInfo } from './steps.ts';
 
 export interface ProcessLimits {
   maxInputPixels: number;
@@ -118,6 +120,40 @@ function secondsLeft(deadlineAt: number): number {
   return Math.max(1, Math.round(left / 1000));
 }
 
+/** trim's default threshold: how far a pixel may differ from the corner's colour and still be border. */
+const TRIM_THRESHOLD = 10;
+
+/**
+ * trim's region of the upright image, found by a first pass (its size is only known from the pixels, and resize,
+ * crop and the pixel cap need it before the job's own pass). An image that is all border keeps all of it.
+ */
+async function trimRegion(
+  input: Buffer,
+  ops: Operations,
+  limits: ProcessLimits,
+): Promise<Region | undefined> {
+  if (!ops.trim) return undefined;
+  const threshold = ops.trim === true ? TRIM_THRESHOLD : ops.trim.threshold;
+  const seconds = Math.max(1, Math.ceil(limits.processTimeoutMs / 1000));
+  const upright = await sharp(input, sharpInputOptions(limits.maxInputPixels))
+    .timeout({ seconds })
+    .autoOrient()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const { width, height, channels } = upright.info;
+  const { info } = await sharp(upright.data, { raw: { width, height, channels } })
+    .timeout({ seconds })
+    .trim({ threshold })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return {
+    left: -(info.trimOffsetLeft ?? 0),
+    top: -(info.trimOffsetTop ?? 0),
+    width: info.width,
+    height: info.height,
+  };
+}
+
 async function runPipeline(
   input: Buffer,
   requested: Operations,
@@ -161,6 +197,21 @@ async function runPipeline(
     hasAlpha: meta.hasAlpha === true,
     isCmyk: meta.space === 'cmyk',
   };
+  if (animated) {
+    for (const [key, entry] of OPERATION_ENTRIES) {
+      const problem = requested[key] === undefined ? undefined : entry.framesProblem?.(requested);
+      if (problem) {
+        throw invalidOperations(
+          `operations.${key}: ${problem}; an animated GIF or WebP written as WebP keeps every frame (another format takes the first frame only)`,
+        );
+      }
+    }
+  }
+  const trimmed = await trimRegion(input, requested, limits);
+  // The output's size is known before a pixel is processed (trim's from its first pass): more than the cap is 413.
+  const output = predictedSize(trimmed ?? source, requested);
+  if (output.width * output.height * frames > limits.maxInputPixels)
+    throw tooManyPixels(undefined, limits.maxInputPixels);
   // The job's one deadline, so a pass over the first frame stops with it too.
   const firstFrameOnly = () =>
     sharp(input, sharpInputOptions(limits.maxInputPixels)).timeout({ seconds: secondsLeft(deadlineAt) });
@@ -173,17 +224,24 @@ async function runPipeline(
     quality: typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY,
     avifEffort: limits.avifEffort,
     applied: [],
+    ...(trimmed && { trimmed }),
   };
   if (ops.overlay) {
     // The caller reads the account's overlay before the job; a job without it never runs with another image.
     if (!overlayImage) throw unknownOverlay(ops.overlay.name);
-    ctx.overlay = await prepareOverlay(overlayImage, predictedSize(source, ops), ops.overlay, frames);
+    ctx.overlay = await prepareOverlay(
+      overlayImage,
+      predictedSize(trimmed ?? source, ops),
+      ops.overlay,
+      frames,
+    );
   }
   image.autoOrient();
   if (search) {
     // Every candidate's instance gets what is left of the one deadline, and none starts after it.
     const searched = await searchOutput({
       ...ctx,
+      ...(trimmed && { trimmed }),
       inputBytes: input.length,
       inputMeta: meta,
       open: (data, raw) =>

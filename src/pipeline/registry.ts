@@ -7,8 +7,22 @@ import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { AUTO_QUALITY_FORMS, parseAutoQuality } from './auto-quality.ts';
 import { overlaySchema, type PreparedOverlay } from './overlay.ts';
+import { invalidOperations } from './errors.ts';
 import { containPlacement, focalCropWindow, type FocalPoint } from './position.ts';
-import { avifOptions, keepsAlpha, resizeTarget, TRANSPARENT, WHITE, type SourceInfo } from './steps.ts';
+import {
+  avifOptions,
+  keepsAlpha,
+  normalAngle,
+  orientRegion,
+  parseColour,
+  resizeTarget,
+  rotatedSize,
+  TRANSPARENT,
+  WHITE,
+  type Colour,
+  type Region,
+  type SourceInfo,
+} from './steps.ts';
 
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -40,10 +54,13 @@ export type Phase = (typeof PHASES)[number];
  * How a delivery URL option's text becomes its JSON value; the operations schema then validates that value as it
  * validates JSON, with the same messages. `integer-or-word`: digits become a number, anything else stays text;
  * `word`: the text; `boolean`: true or false, anything else stays text; `list`: comma-separated texts;
- * `point-or-word`: `x,y` becomes a point {"x", "y"} (digits and a dot become numbers), anything else stays text.
+ * `point-or-word`: `x,y` becomes a point {"x", "y"} (digits and a dot become numbers), anything else stays text;
+ * `number-or-word`: a decimal, signed or not, becomes a number; `fields`: true or false become a boolean, as many
+ * comma-separated numbers as the option has `fields` become an object of them, one number alone stays a number;
+ * `colour`: hex digits without the `#` (a URL's fragment mark) become `#` and the digits.
  */
 export type UrlValueKind =
-  'integer-or-word' | 'number-or-word' | 'word' | 'boolean' | 'list' | 'point-or-word';
+  'integer-or-word' | 'number-or-word' | 'word' | 'boolean' | 'list' | 'point-or-word' | 'fields' | 'colour';
 
 export interface UrlOption {
   /** The segment's name before the colon: `w` in `w:800`. */
@@ -51,6 +68,8 @@ export interface UrlOption {
   /** Where its value sits in the JSON form: ['resize', 'w'] is `operations.resize.w`. */
   path: readonly [string] | readonly [string, string];
   kind: UrlValueKind;
+  /** With kind `fields`: the object's fields, in the order the URL writes them (`crop:x,y,w,h`). */
+  fields?: readonly string[];
 }
 
 export interface SchemaLimits {
@@ -96,6 +115,11 @@ export interface OperationEntry {
    * the first frame alone, upright once auto-oriented, under the job's deadline.
    */
   forFrames?(ops: Operations, source: SourceInfo, firstFrame: () => Sharp): Promise<Operations>;
+  /**
+   * Why it cannot apply to every frame of an animation written with all its frames (the 400's text), or undefined
+   * when it can. Only keys present in the operations are asked.
+   */
+  framesProblem?(ops: Operations): string | undefined;
   /** Its sharp work; each step reads its own key and writes its tokens. Absent: read by another entry's step. */
   apply?(ctx: StepContext): void;
 }
@@ -103,10 +127,28 @@ export interface OperationEntry {
 const POSITION_ALLOWED = 'must be "center", "attention", "entropy" or a focal point {"x": 0..1, "y": 0..1}';
 const QUALITY_ERROR = `must be an integer from 1 to 100, or ${AUTO_QUALITY_FORMS}`;
 const MAX_BYTES_ERROR = `must be a positive integer or "${MAX_BYTES_INPUT}" (the input's size)`;
+const TRIM_ERROR = 'must be true or {"threshold": 0..255}';
+const CROP_ERROR = 'must be a region {"x", "y", "w", "h"} in pixels of the upright image';
+const DPR_ERROR = 'must be a number from 1 to 4';
+const BACKGROUND_ERROR = 'must be a colour "#rgb", "#rrggbb" or "#rrggbbaa"';
+const SHARPEN_ERROR = 'must be true or a sigma from 0.5 to 10';
+
+export const FLIP_DIRECTIONS = ['horizontal', 'vertical', 'both'] as const;
 
 function fraction() {
   const error = 'must be a number from 0 to 1';
   return z.number({ error }).min(0, { error }).max(1, { error });
+}
+
+function decimalBetween(min: number, max: number) {
+  const error = `must be a number from ${min} to ${max}`;
+  return z.number({ error }).min(min, { error }).max(max, { error });
+}
+
+/** A pixel coordinate or side of at least `min` (a crop's). */
+function wholePixels(min: number) {
+  const error = `must be a whole number of pixels, ${min} or more`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(Number.MAX_SAFE_INTEGER, { error });
 }
 
 function integerBetween(min: number, max: number) {
@@ -155,11 +197,70 @@ export function autoFormatCandidates(ops: Operations): readonly OutputFormat[] {
 /** Output formats written in-process: one encode each, stopped by libvips' timeout (AVIF's encoder ignores it). */
 const IN_PROCESS_OUTPUTS: ReadonlySet<unknown> = new Set(['jpeg', 'png', 'webp']);
 
+const ANIMATION_FRAMES_DIFFER =
+  'trim cannot apply to the frames of an animation (each frame may have other borders); crop a region instead';
+
+/**
+ * crop and trim cut a region before rotate: beside an angle that is not a multiple of 90 that region has no
+ * rectangle in sharp's frame, and beside a focal point the resize would need a second cut.
+ */
+function regionProblem(key: 'trim' | 'crop', ops: Operations): CrossFieldProblem | undefined {
+  if (ops[key] === undefined) return undefined;
+  if (ops.rotate !== undefined && normalAngle(ops.rotate) % 90 !== 0) {
+    return {
+      path: [key],
+      message: 'needs rotate to be a multiple of 90 (other angles apply to the whole image only)',
+    };
+  }
+  if (typeof ops.resize?.position === 'object') {
+    return {
+      path: [key],
+      message: 'cannot be combined with a focal point position (use center, attention or entropy)',
+    };
+  }
+  return undefined;
+}
+
 /**
  * The JSON form of each operation, by key, in pipeline order: the operations schema (operations.ts) is these, and
  * the `Operations` type follows from them, so the entries below can read any field.
  */
 export const OPERATION_SCHEMAS = {
+  trim: () =>
+    z
+      .union([z.literal(true), z.strictObject({ threshold: integerBetween(0, 255) })], {
+        error: TRIM_ERROR,
+      })
+      .optional()
+      .describe(
+        'Cuts the borders of the top-left corner\'s colour: true, or {"threshold": 0..255} (how far a pixel may differ from it; default 10).',
+      ),
+  crop: () =>
+    z
+      .strictObject(
+        {
+          x: wholePixels(0),
+          y: wholePixels(0),
+          w: wholePixels(1),
+          h: wholePixels(1),
+        },
+        { error: CROP_ERROR },
+      )
+      .optional()
+      .describe(
+        'A region of the upright image (after trim), in pixels: {"x", "y", "w", "h"}; the output is exactly w×h before the later operations. A region not inside the image is refused naming its size.',
+      ),
+  rotate: () =>
+    integerBetween(-359, 359)
+      .optional()
+      .describe(
+        'Degrees clockwise after auto-orientation: multiples of 90 are exact (90 and 270 swap the sides), other angles widen the canvas, filled with background.',
+      ),
+  flip: () =>
+    z
+      .enum(FLIP_DIRECTIONS, { error: `must be one of ${FLIP_DIRECTIONS.join(', ')}` })
+      .optional()
+      .describe('Mirrors the image: horizontal (left-right), vertical (top-bottom) or both.'),
   resize: ({ maxDimension }) => {
     const dimension = integerBetween(1, maxDimension).nullable().optional();
     return z
@@ -172,6 +273,14 @@ export const OPERATION_SCHEMAS = {
             .optional()
             .describe('Fit mode, default inside. Never enlarges.'),
           position: positionSchema(),
+          dpr: z
+            .number({ error: DPR_ERROR })
+            .min(1, { error: DPR_ERROR })
+            .max(4, { error: DPR_ERROR })
+            .optional()
+            .describe(
+              'Device pixel ratio 1..4: multiplies w and h before the never-enlarge and MAX_RESIZE_DIMENSION rules.',
+            ),
         },
         { error: 'must be an object such as {"w": 800}' },
       )
@@ -181,9 +290,81 @@ export const OPERATION_SCHEMAS = {
       .superRefine((r, ctx) => {
         const problem = positionProblem(r.fit, r.position);
         if (problem) ctx.addIssue({ code: 'custom', path: ['position'], message: problem });
+        const longest = Math.max(r.w ?? 0, r.h ?? 0);
+        if (r.dpr !== undefined && Math.round(longest * r.dpr) > maxDimension) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['dpr'],
+            message: `makes ${Math.round(longest * r.dpr)} px from ${longest}, more than ${maxDimension} (MAX_RESIZE_DIMENSION): lower dpr or the size`,
+          });
+        }
       })
       .optional();
   },
+  pad: ({ maxDimension }) => {
+    const side = integerBetween(0, maxDimension);
+    return z
+      .union(
+        [
+          side,
+          z.strictObject({
+            top: side.optional(),
+            right: side.optional(),
+            bottom: side.optional(),
+            left: side.optional(),
+          }),
+        ],
+        {
+          error: `must be an integer from 0 to ${maxDimension} or {"top", "right", "bottom", "left"} of them`,
+        },
+      )
+      .optional()
+      .describe(
+        'Pixels added after resize, filled with background: one number for every side or {"top", "right", "bottom", "left"} (each default 0).',
+      );
+  },
+  background: () =>
+    z
+      .string({ error: BACKGROUND_ERROR })
+      .regex(/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, { error: BACKGROUND_ERROR })
+      .optional()
+      .describe(
+        'The fill of pad, rotate and contain, and what alpha is flattened onto for JPEG output: "#rgb", "#rrggbb" or "#rrggbbaa" (default: transparent where the output keeps alpha, else white).',
+      ),
+  grayscale: () =>
+    z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe('true: greyscale pixels (R = G = B), written as an sRGB image.'),
+  modulate: () =>
+    z
+      .strictObject(
+        {
+          brightness: decimalBetween(0, 10)
+            .optional()
+            .describe('Brightness multiplier 0..10 (1: unchanged).'),
+          saturation: decimalBetween(0, 10).optional().describe('Saturation multiplier 0..10 (0: grey).'),
+          hue: decimalBetween(-360, 360).optional().describe('Hue rotation in degrees, -360..360.'),
+        },
+        { error: 'must be an object such as {"brightness": 1.2, "saturation": 0.8, "hue": 90}' },
+      )
+      .optional()
+      .describe('Tone: brightness and saturation multipliers, hue rotation in degrees (each optional).'),
+  blur: () => decimalBetween(0.3, 1000).optional().describe('Gaussian blur of this sigma, 0.3..1000.'),
+  sharpen: () =>
+    z
+      .union(
+        [
+          z.literal(true),
+          z
+            .number({ error: SHARPEN_ERROR })
+            .min(0.5, { error: SHARPEN_ERROR })
+            .max(10, { error: SHARPEN_ERROR }),
+        ],
+        { error: SHARPEN_ERROR },
+      )
+      .optional()
+      .describe('true (a mild default), or the sigma of the sharpening mask 0.5..10.'),
   overlay: () => overlaySchema(),
   format: () =>
     z
@@ -276,16 +457,164 @@ export interface StepContext {
   /** The overlay the operations name, read for the account and placed before the steps run (overlay.ts). */
   overlay?: PreparedOverlay;
   applied: string[];
+  /** trim: the region of the upright image it keeps, found by a first pass over the pixels (process.ts). */
+  trimmed?: Region;
+  /** Set once the crop's step has asked sharp for the rotation and flip (which it must ask for before its cut). */
+  oriented?: boolean;
 }
 
 export type Step = (ctx: StepContext) => void;
+
+/** What pad, rotate and contain fill with: background, else transparent where the output keeps alpha, else white. */
+function fillColour(ctx: StepContext): Colour {
+  if (ctx.ops.background !== undefined) return parseColour(ctx.ops.background);
+  return keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE;
+}
+
+/**
+ * The region crop (inside trim's) keeps of the upright image; undefined without either. A crop not inside the
+ * image is invalid_operations naming the image's size.
+ */
+function keptRegion(ctx: StepContext): Region | undefined {
+  const { crop } = ctx.ops;
+  const outer = ctx.trimmed ?? { left: 0, top: 0, width: ctx.source.width, height: ctx.source.height };
+  if (!crop) return ctx.trimmed;
+  if (crop.x + crop.w > outer.width || crop.y + crop.h > outer.height) {
+    const what = ctx.trimmed ? 'the trimmed image' : 'the image';
+    throw invalidOperations(
+      `operations.crop must lie inside ${what}, ${outer.width}×${outer.height} px upright (got x ${crop.x} + w ${crop.w}, y ${crop.y} + h ${crop.h})`,
+    );
+  }
+  return { left: outer.left + crop.x, top: outer.top + crop.y, width: crop.w, height: crop.h };
+}
+
+/**
+ * The sharp calls of rotate and flip. sharp mirrors before it turns: a mirror after a quarter turn is the other
+ * axis's mirror before it, and a mirror after another angle's turn is a mirror before the opposite turn.
+ */
+function orient(ctx: StepContext): void {
+  if (ctx.oriented) return;
+  ctx.oriented = true;
+  const { rotate, flip } = ctx.ops;
+  const angle = normalAngle(rotate ?? 0);
+  const single = flip === 'horizontal' || flip === 'vertical';
+  if (angle !== 0) {
+    ctx.image.rotate(angle % 90 !== 0 && single ? 360 - angle : angle, { background: fillColour(ctx) });
+  }
+  const swapped = angle % 180 === 90 && single;
+  const vertical = flip === 'both' || (flip === 'vertical') !== swapped;
+  const horizontal = flip === 'both' || (flip === 'horizontal') !== swapped;
+  if (flip !== undefined && vertical) ctx.image.flip();
+  if (flip !== undefined && horizontal) ctx.image.flop();
+}
+
+/**
+ * Cuts trim's and crop's region. sharp turns an image before its cut only when asked to turn first (and then
+ * mirrors it there too; without a turn it mirrors after the cut), so they are asked for here and the region is
+ * carried into their frame (rotate's angle is then a multiple of 90: the schema refuses others beside a cut).
+ */
+const cutStep: Step = (ctx) => {
+  const region = keptRegion(ctx);
+  if (!region) return;
+  const size = { width: ctx.source.width, height: ctx.source.height };
+  orient(ctx);
+  const angle = ctx.ops.rotate ?? 0;
+  ctx.image.extract(orientRegion(region, size, angle, normalAngle(angle) === 0 ? undefined : ctx.ops.flip));
+  ctx.source = { ...ctx.source, width: region.width, height: region.height };
+};
+
+const trimStep: Step = (ctx) => {
+  if (!ctx.ops.trim) return;
+  if (!ctx.ops.crop) cutStep(ctx);
+  ctx.applied.push('trim');
+};
+
+const cropStep: Step = (ctx) => {
+  if (!ctx.ops.crop) return;
+  cutStep(ctx);
+  ctx.applied.push('crop');
+};
+
+const rotateStep: Step = (ctx) => {
+  const { rotate } = ctx.ops;
+  if (rotate === undefined) return;
+  orient(ctx);
+  ctx.source = { ...ctx.source, ...rotatedSize(ctx.source, rotate) };
+  ctx.applied.push(`rotate=${rotate}`);
+};
+
+const flipStep: Step = (ctx) => {
+  const { flip } = ctx.ops;
+  if (flip === undefined) return;
+  orient(ctx);
+  ctx.applied.push(`flip=${flip}`);
+};
+
+/** resize's box in output pixels: w and h times dpr. */
+function dprBox(r: NonNullable<Operations['resize']>): { w?: number; h?: number } {
+  const k = r.dpr ?? 1;
+  const times = (side: number | null | undefined) =>
+    side === null || side === undefined ? undefined : Math.round(side * k);
+  return { w: times(r.w), h: times(r.h) };
+}
+
+/** pad's four sides. */
+function padSides(pad: NonNullable<Operations['pad']>) {
+  if (typeof pad === 'number') return { top: pad, right: pad, bottom: pad, left: pad };
+  return { top: pad.top ?? 0, right: pad.right ?? 0, bottom: pad.bottom ?? 0, left: pad.left ?? 0 };
+}
+
+const padStep: Step = (ctx) => {
+  const { pad } = ctx.ops;
+  if (pad === undefined) return;
+  const sides = padSides(pad);
+  ctx.image.extend({ ...sides, background: fillColour(ctx) });
+  ctx.source = {
+    ...ctx.source,
+    width: ctx.source.width + sides.left + sides.right,
+    height: ctx.source.height + sides.top + sides.bottom,
+  };
+  ctx.applied.push('pad');
+};
+
+/** background is read by pad, rotate, contain and the encode; its step only names it. */
+const backgroundStep: Step = (ctx) => {
+  if (ctx.ops.background !== undefined) ctx.applied.push('background');
+};
+
+/** Greyscale pixels written as sRGB: three equal channels, so the kept ICC profile still describes them. */
+const grayscaleStep: Step = (ctx) => {
+  if (ctx.ops.grayscale !== true) return;
+  ctx.image.grayscale().toColourspace('srgb');
+  ctx.applied.push('grayscale');
+};
+
+const modulateStep: Step = (ctx) => {
+  const { modulate } = ctx.ops;
+  if (modulate === undefined) return;
+  ctx.image.modulate(modulate);
+  ctx.applied.push('modulate');
+};
+
+const blurStep: Step = (ctx) => {
+  if (ctx.ops.blur === undefined) return;
+  ctx.image.blur(ctx.ops.blur);
+  ctx.applied.push('blur');
+};
+
+const sharpenStep: Step = (ctx) => {
+  const { sharpen } = ctx.ops;
+  if (sharpen === undefined) return;
+  ctx.image.sharpen(sharpen === true ? undefined : { sigma: sharpen });
+  ctx.applied.push('sharpen');
+};
 
 /** Resizes (crop, pad or scale) to the box, never enlarging; a position chooses the crop or the padding. */
 const resizeStep: Step = (ctx) => {
   const r = ctx.ops.resize;
   if (!r) return;
-  const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, ctx.source);
-  const background = keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE;
+  const target = resizeTarget(r.fit ?? 'inside', dprBox(r), ctx.source);
+  const background = fillColour(ctx);
   const position = r.position;
   if (position === undefined || position === 'center' || target.fit === 'fill') {
     ctx.image.resize(target.width, target.height, { fit: target.fit, background });
@@ -301,6 +630,7 @@ const resizeStep: Step = (ctx) => {
     const { inner, ...padding } = containPlacement(ctx.source, target, position);
     ctx.image.resize(inner.width, inner.height, { fit: 'fill' }).extend({ ...padding, background });
   }
+  ctx.source = { ...ctx.source, width: target.width, height: target.height };
   ctx.applied.push('resize');
 };
 
@@ -336,7 +666,10 @@ async function firstFrameFocus(
 /** Encodes at ctx's format and quality (chosen by process.ts or, per candidate, by the output search). */
 const encodeStep: Step = (ctx) => {
   const { image, format, quality } = ctx;
-  if (format === 'jpeg' && ctx.source.hasAlpha) image.flatten({ background: WHITE });
+  // JPEG has no alpha: it is flattened onto background (pad or rotate may have added alpha with a transparent one).
+  if (format === 'jpeg' && (ctx.source.hasAlpha || ctx.ops.background !== undefined)) {
+    image.flatten({ background: ctx.ops.background === undefined ? WHITE : parseColour(ctx.ops.background) });
+  }
   if (format === 'jpeg')
     image.jpeg(
       ctx.jpegQuantTable === undefined ? { quality } : { quality, quantisationTable: ctx.jpegQuantTable },
@@ -373,6 +706,56 @@ const stripStep: Step = (ctx) => {
  * (CONTRIBUTING.md, "Adding an operation").
  */
 export const OPERATIONS = {
+  trim: {
+    schema: OPERATION_SCHEMAS.trim,
+    crossCheck: (ops) => regionProblem('trim', ops),
+    url: [{ name: 'trim', path: ['trim'], kind: 'fields', fields: ['threshold'] }],
+    tokens: ['trim'],
+    phase: 'geometry',
+    stepName: 'trim',
+    // Its size is only known from the pixels: /v1/image/info predicts the untrimmed size, marked not exact.
+    framesProblem: () => ANIMATION_FRAMES_DIFFER,
+    apply: trimStep,
+  },
+  crop: {
+    schema: OPERATION_SCHEMAS.crop,
+    crossCheck: (ops) => regionProblem('crop', ops),
+    url: [{ name: 'crop', path: ['crop'], kind: 'fields', fields: ['x', 'y', 'w', 'h'] }],
+    tokens: ['crop'],
+    phase: 'geometry',
+    stepName: 'crop',
+    outputSize: (size, ops) => (ops.crop ? { width: ops.crop.w, height: ops.crop.h } : size),
+    framesProblem: (ops) =>
+      ops.resize?.position === 'attention' || ops.resize?.position === 'entropy'
+        ? 'crop with position attention or entropy cannot apply to every frame of an animation (give a focal point or center)'
+        : undefined,
+    apply: cropStep,
+  },
+  rotate: {
+    schema: OPERATION_SCHEMAS.rotate,
+    url: [{ name: 'rot', path: ['rotate'], kind: 'number-or-word' }],
+    tokens: ['rotate'],
+    phase: 'geometry',
+    stepName: 'rotate',
+    outputSize: (size, ops) => (ops.rotate === undefined ? size : rotatedSize(size, ops.rotate)),
+    framesProblem: (ops) =>
+      normalAngle(ops.rotate ?? 0) === 0
+        ? undefined
+        : 'rotate cannot apply to the frames of an animation (libvips rotates one page only)',
+    apply: rotateStep,
+  },
+  flip: {
+    schema: OPERATION_SCHEMAS.flip,
+    url: [{ name: 'flip', path: ['flip'], kind: 'word' }],
+    tokens: ['flip'],
+    phase: 'geometry',
+    stepName: 'flip',
+    framesProblem: (ops) =>
+      ops.flip === 'horizontal'
+        ? undefined
+        : `flip ${ops.flip ?? ''} cannot apply to the frames of an animation (it would reverse their order); horizontal can`,
+    apply: flipStep,
+  },
   resize: {
     schema: OPERATION_SCHEMAS.resize,
     url: [
@@ -380,6 +763,7 @@ export const OPERATIONS = {
       { name: 'h', path: ['resize', 'h'], kind: 'integer-or-word' },
       { name: 'fit', path: ['resize', 'fit'], kind: 'word' },
       { name: 'pos', path: ['resize', 'position'], kind: 'point-or-word' },
+      { name: 'dpr', path: ['resize', 'dpr'], kind: 'number-or-word' },
     ],
     tokens: ['resize'],
     phase: 'geometry',
@@ -387,14 +771,75 @@ export const OPERATIONS = {
     outputSize: (size, ops) => {
       const r = ops.resize;
       if (!r) return size;
-      const target = resizeTarget(r.fit ?? 'inside', { w: r.w ?? undefined, h: r.h ?? undefined }, size);
+      const target = resizeTarget(r.fit ?? 'inside', dprBox(r), size);
       return { width: target.width, height: target.height };
     },
-    // attention and entropy run libvips' saliency passes, not measured.
+    // attention and entropy run libvips' saliency passes, not measured; neither is dpr (its job starts isolated).
     inProcess: ({ resize }) =>
-      resize?.position === undefined || resize.position === 'center' || typeof resize.position === 'object',
+      resize?.dpr === undefined &&
+      (resize?.position === undefined || resize.position === 'center' || typeof resize.position === 'object'),
     forFrames: firstFrameFocus,
     apply: resizeStep,
+  },
+  pad: {
+    schema: OPERATION_SCHEMAS.pad,
+    url: [{ name: 'pad', path: ['pad'], kind: 'fields', fields: ['top', 'right', 'bottom', 'left'] }],
+    tokens: ['pad'],
+    phase: 'geometry',
+    stepName: 'pad',
+    outputSize: (size, ops) => {
+      if (ops.pad === undefined) return size;
+      const sides = padSides(ops.pad);
+      return { width: size.width + sides.left + sides.right, height: size.height + sides.top + sides.bottom };
+    },
+    apply: padStep,
+  },
+  background: {
+    schema: OPERATION_SCHEMAS.background,
+    url: [{ name: 'bg', path: ['background'], kind: 'colour' }],
+    tokens: ['background'],
+    phase: 'tone',
+    stepName: 'background',
+    apply: backgroundStep,
+  },
+  grayscale: {
+    schema: OPERATION_SCHEMAS.grayscale,
+    url: [{ name: 'gray', path: ['grayscale'], kind: 'boolean' }],
+    tokens: ['grayscale'],
+    phase: 'tone',
+    stepName: 'grayscale',
+    apply: grayscaleStep,
+  },
+  modulate: {
+    schema: OPERATION_SCHEMAS.modulate,
+    url: [
+      { name: 'bri', path: ['modulate', 'brightness'], kind: 'number-or-word' },
+      { name: 'sat', path: ['modulate', 'saturation'], kind: 'number-or-word' },
+      { name: 'hue', path: ['modulate', 'hue'], kind: 'number-or-word' },
+    ],
+    tokens: ['modulate'],
+    phase: 'tone',
+    stepName: 'modulate',
+    apply: modulateStep,
+  },
+  blur: {
+    schema: OPERATION_SCHEMAS.blur,
+    url: [{ name: 'blur', path: ['blur'], kind: 'number-or-word' }],
+    tokens: ['blur'],
+    phase: 'tone',
+    stepName: 'blur',
+    framesProblem: () => 'blur cannot apply to the frames of an animation (it would mix neighbouring frames)',
+    apply: blurStep,
+  },
+  sharpen: {
+    schema: OPERATION_SCHEMAS.sharpen,
+    url: [{ name: 'sharpen', path: ['sharpen'], kind: 'fields', fields: [] }],
+    tokens: ['sharpen'],
+    phase: 'tone',
+    stepName: 'sharpen',
+    framesProblem: () =>
+      'sharpen cannot apply to the frames of an animation (it would mix neighbouring frames)',
+    apply: sharpenStep,
   },
   // Not on the in-process allow-list (no inProcess): the overlay's decode and composite were not measured there.
   overlay: {

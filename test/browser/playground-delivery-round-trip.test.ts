@@ -38,6 +38,29 @@ const SETTINGS: ((page: Page) => Promise<void>)[] = [
     await page.fill('#max-bytes', 'input');
     await page.check('#strip');
   },
+  async (page) => {
+    await page.check('#trim');
+    await page.fill('#trim-threshold', '5');
+    await page.fill('#crop-x', '10');
+    await page.fill('#crop-y', '20');
+    await page.fill('#crop-w', '300');
+    await page.fill('#crop-h', '200');
+    await page.fill('#rotate', '90');
+    await page.selectOption('#flip', 'horizontal');
+    await page.fill('#w', '60');
+    await page.fill('#h', '');
+    await page.selectOption('#position', '');
+    await page.fill('#dpr', '2');
+    await page.fill('#pad', '6');
+    await page.fill('#background', '#336699');
+    await page.check('#grayscale');
+    await page.fill('#brightness', '1.1');
+    await page.fill('#saturation', '0.8');
+    await page.fill('#hue', '20');
+    await page.fill('#blur', '1.5');
+    await page.fill('#sharpen', 'true');
+    await page.selectOption('#format', 'jpeg');
+  },
 ];
 
 test('playground: with every option of the form set, the copied delivery URL answers the bytes of the POST', async (t) => {
@@ -89,7 +112,7 @@ test('playground: with every option of the form set, the copied delivery URL ans
       .operations as Record<string, unknown>;
     for (const [key, value] of Object.entries(operations)) {
       sentPaths.add(key);
-      if (key === 'resize')
+      if (key === 'resize' || key === 'modulate')
         for (const field of Object.keys(value as object)) sentPaths.add(`${key}.${field}`);
     }
 

@@ -24,11 +24,33 @@ const ROWS: Record<
   OperationKey,
   { ops: Operations; size: [number, number]; tokens: string[]; overlayImage?: Buffer }
 > = {
+  trim: {
+    ops: { trim: { threshold: 60 }, crop: { x: 0, y: 0, w: 100, h: 80 } },
+    size: [100, 80],
+    tokens: ['trim', 'crop', 'strip'],
+  },
+  crop: { ops: { crop: { x: 10, y: 20, w: 200, h: 100 } }, size: [200, 100], tokens: ['crop', 'strip'] },
+  rotate: { ops: { rotate: 90 }, size: [302, 403], tokens: ['rotate=90', 'strip'] },
+  flip: { ops: { flip: 'both' }, size: [403, 302], tokens: ['flip=both', 'strip'] },
   resize: {
-    ops: { resize: { w: 160, h: 120, fit: 'cover', position: 'entropy' } },
+    ops: { resize: { w: 80, h: 60, fit: 'cover', position: 'entropy', dpr: 2 } },
     size: [160, 120],
     tokens: ['resize', 'strip'],
   },
+  pad: { ops: { pad: { top: 5, left: 7 } }, size: [410, 307], tokens: ['pad', 'strip'] },
+  background: {
+    ops: { rotate: 30, background: '#ff000080' },
+    size: [500, 463],
+    tokens: ['rotate=30', 'background', 'strip'],
+  },
+  grayscale: { ops: { grayscale: true }, size: [403, 302], tokens: ['grayscale', 'strip'] },
+  modulate: {
+    ops: { modulate: { brightness: 1.2, hue: 90 } },
+    size: [403, 302],
+    tokens: ['modulate', 'strip'],
+  },
+  blur: { ops: { blur: 3 }, size: [403, 302], tokens: ['blur', 'strip'] },
+  sharpen: { ops: { sharpen: 2 }, size: [403, 302], tokens: ['sharpen', 'strip'] },
   overlay: {
     ops: { overlay: { name: 'mark', width: 0.25, gravity: 'northwest' } },
     size: [403, 302],

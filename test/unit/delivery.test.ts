@@ -113,6 +113,34 @@ test('delivery url: every operation written as URL options parses back to the sa
   assert.equal(back.normalisedOptions, formatDeliveryOptions(options));
 });
 
+test('delivery url: the operations of contract §9 written as URL options parse back to the same operations', () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [
+      {
+        trim: { threshold: 20 },
+        crop: { x: 1, y: 2, w: 30, h: 40 },
+        rotate: -90,
+        flip: 'both',
+        resize: { w: 20, dpr: 1.5 },
+        pad: { top: 1, right: 2, bottom: 3, left: 4 },
+        background: '#ff000080',
+        grayscale: true,
+        modulate: { brightness: 1.2, saturation: 0.5, hue: -30 },
+        blur: 0.5,
+        sharpen: 2,
+      },
+      'trim:20/crop:1,2,30,40/rot:-90/flip:both/w:20/dpr:1.5/pad:1,2,3,4/bg:ff000080/gray:true/bri:1.2/sat:0.5/hue:-30/blur:0.5/sharpen:2',
+    ],
+    [{ trim: true, pad: 8, sharpen: true }, 'trim:true/pad:8/sharpen:true'],
+  ];
+  for (const [operations, text] of cases) {
+    const options = deliveryOptionsOf(operations);
+    assert.equal(formatDeliveryOptions(options), text);
+    const back = parseDeliveryRequest(`${text}/${encodeURIComponent(SOURCE)}`, schema);
+    assert.deepEqual(back.operations, operations);
+  }
+});
+
 test('delivery url: a bad value answers the message the JSON form gives the same value', () => {
   const cases: [string, unknown][] = [
     ['w:0', { resize: { w: 0 } }],
@@ -152,7 +180,11 @@ test('delivery url: a bad value answers the message the JSON form gives the same
 test('delivery url: a bad, unknown or repeated option is invalid_operations naming it', () => {
   const cases: [string, string][] = [
     ['w:abc', 'w'],
-    ['blur:3', 'blur'],
+    ['tint:3', 'tint'],
+    ['blur:0.1', 'operations.blur must be a number from 0.3 to 1000'],
+    ['crop:1,2,3', 'operations.crop must be a region'],
+    ['bg:red', 'operations.background must be a colour'],
+    ['rot:-400', 'operations.rotate must be an integer from -359 to 359'],
     ['w:10/w:20', 'twice'],
     ['f:gif', 'operations.format must'],
     ['q:101', 'quality'],

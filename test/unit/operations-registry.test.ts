@@ -14,6 +14,7 @@ import {
   OPERATIONS,
   operationsRunInProcess,
   PHASES,
+  type Operations,
   PIPELINE_ORDER,
   URL_OPTIONS,
 } from '../../src/pipeline/registry.ts';
@@ -53,7 +54,10 @@ test('registry: one schema per entry, the operations schema has exactly its keys
     [...phases].sort((a, b) => a - b),
     'entries are listed in phase order',
   );
-  assert.equal(PIPELINE_ORDER, 'resize → overlay → format+quality → strip');
+  assert.equal(
+    PIPELINE_ORDER,
+    'trim → crop → rotate → flip → resize → pad → background → grayscale → modulate → blur → sharpen → overlay → format+quality → strip',
+  );
 });
 
 test('registry: every field of the JSON form has one delivery URL option, and option names are unique', () => {
@@ -133,4 +137,21 @@ test('registry: a job stays in the main process only when every operation it use
   assert.equal(operationsRunInProcess({ max_bytes: 'input' }), false, 'a search');
   assert.equal(operationsRunInProcess({ format: 'auto', formats: ['webp', 'jpeg'] }), false, 'a search');
   assert.equal(operationsRunInProcess({ resize: { w: 9, fit: 'cover', position: 'attention' } }), false);
+});
+
+test('registry: the operations of issue 42 start isolated (in a killable child) until measured', () => {
+  const unmeasured: Operations[] = [
+    { trim: true },
+    { crop: { x: 0, y: 0, w: 1, h: 1 } },
+    { rotate: 90 },
+    { flip: 'both' },
+    { resize: { w: 10, dpr: 2 } },
+    { pad: 1 },
+    { background: '#fff' },
+    { grayscale: true },
+    { modulate: { hue: 1 } },
+    { blur: 1 },
+    { sharpen: true },
+  ];
+  for (const ops of unmeasured) assert.equal(operationsRunInProcess(ops), false, JSON.stringify(ops));
 });

@@ -41,6 +41,12 @@ const infoResponseSchema = z.object({
       width: z.number().int(),
       height: z.number().int(),
       frames: z.number().int(),
+      exact: z
+        .literal(false)
+        .optional()
+        .describe(
+          'Present (false) with trim: the borders it cuts are only known from the pixels, so width and height are the untrimmed size, an upper bound.',
+        ),
     })
     .optional()
     .describe('With operations: what POST /v1/image would write (computed, no pixel processed).'),

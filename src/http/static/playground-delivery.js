@@ -9,10 +9,15 @@ const $ = (id) => document.getElementById(id);
 /** The registry's URL options ({ name, path }), in the server's order: the page carries them as JSON. */
 const URL_OPTIONS = JSON.parse($('url-options').textContent);
 
-/** A JSON value as its URL option writes it: a list comma-separated, a point `x,y`. */
-function optionText(value) {
+/**
+ * A JSON value as its URL option writes it (the registry's kinds): a list comma-separated, a point `x,y`, an object
+ * of the option's `fields` in their order, a colour without its `#`.
+ */
+function optionText(option, value) {
   if (Array.isArray(value)) return value.join(',');
-  if (typeof value === 'object') return `${value.x},${value.y}`;
+  if (typeof value === 'object')
+    return (option.fields ?? ['x', 'y']).map((field) => value[field] ?? 0).join(',');
+  if (option.kind === 'colour') return String(value).replace(/^#/, '');
   return String(value);
 }
 
@@ -31,9 +36,10 @@ function optionSegments(ops) {
   const lost = valuePaths(ops).filter((path) => !carried.has(path));
   if (lost.length > 0) throw new Error(`A delivery URL cannot say ${lost.join(', ')}`);
   const segments = [];
-  for (const { name, path } of URL_OPTIONS) {
+  for (const option of URL_OPTIONS) {
+    const { name, path } = option;
     const value = path.length === 2 ? ops[path[0]]?.[path[1]] : ops[path[0]];
-    if (value !== undefined) segments.push(`${name}:${optionText(value)}`);
+    if (value !== undefined) segments.push(`${name}:${optionText(option, value)}`);
   }
   return segments;
 }

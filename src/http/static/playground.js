@@ -3,6 +3,8 @@ import { clearPlaceholder, showPlaceholder } from './playground-placeholder.js';
 const $ = (id) => document.getElementById(id);
 let chosenFile;
 let resultUrl;
+/** The pending live preview's re-run (schedulePreview). */
+let previewTimer;
 let originalUrl;
 
 function formatBytes(n) {
@@ -36,6 +38,12 @@ function positionFromForm() {
 
 /** The fields read by operationsFromForm's own rules; every other control with a data-path is read by its type. */
 const RULED = new Set([
+  'trim',
+  'crop',
+  'rotate',
+  'resize.dpr',
+  'pad',
+  'sharpen',
   'resize.w',
   'resize.h',
   'resize.fit',
@@ -66,6 +74,19 @@ function controlValue(control) {
  */
 export function operationsFromForm() {
   const ops = {};
+  // trim's threshold, crop's four fields, and the fields whose neutral value is not sent have rules of their own.
+  const number = (id) => ($(id).value.trim() === '' ? undefined : Number($(id).value));
+  if ($('trim').checked)
+    ops.trim = number('trim-threshold') === undefined ? true : { threshold: number('trim-threshold') };
+  if (number('crop-w') !== undefined || number('crop-h') !== undefined) {
+    ops.crop = {
+      x: number('crop-x') ?? 0,
+      y: number('crop-y') ?? 0,
+      w: number('crop-w'),
+      h: number('crop-h'),
+    };
+  }
+  if (number('rotate') !== undefined && number('rotate') !== 0) ops.rotate = number('rotate');
   const w = $('w').value.trim();
   const h = $('h').value.trim();
   if (w !== '' || h !== '') {
@@ -74,7 +95,11 @@ export function operationsFromForm() {
     if (h !== '') ops.resize.h = Number(h);
     // attention and entropy choose cover's crop (the API refuses them with the other fits, saying so).
     if ($('position').value !== '') ops.resize.position = positionFromForm();
+    if (number('dpr') !== undefined && number('dpr') !== 1) ops.resize.dpr = number('dpr');
   }
+  if (number('pad') !== undefined && number('pad') !== 0) ops.pad = number('pad');
+  const sharpen = $('sharpen').value.trim();
+  if (sharpen !== '') ops.sharpen = sharpen === 'true' ? true : Number(sharpen);
   if ($('format').value !== '') ops.format = $('format').value;
   // Sent even when it is the default list: a delivery URL's f:auto needs it to mean what the JSON form means.
   if ($('format').value === 'auto') {
@@ -230,6 +255,7 @@ function useUrl() {
 
 async function run(event) {
   event.preventDefault();
+  clearTimeout(previewTimer);
   showError('');
   clearResult();
   const key = $('key').value.trim();
@@ -284,6 +310,21 @@ $('file').addEventListener('change', () => chooseFile($('file').files[0]));
 $('url').addEventListener('input', useUrl);
 $('form').addEventListener('input', updateCurl);
 $('form').addEventListener('change', updateCurl);
+
+/**
+ * Live preview: once a result is shown, a change to an operation's control (they sit in the fieldsets) runs the
+ * request again after a pause, one request at a time, so each control's effect shows without pressing Process.
+ */
+function schedulePreview() {
+  if (!resultUrl) return;
+  clearTimeout(previewTimer);
+  previewTimer = setTimeout(() => {
+    if (!$('run').disabled) $('form').requestSubmit();
+  }, 600);
+}
+$('form').addEventListener('change', (event) => {
+  if (event.target.closest('fieldset')) schedulePreview();
+});
 const drop = $('drop');
 drop.addEventListener('dragover', (e) => {
   e.preventDefault();
