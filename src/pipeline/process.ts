@@ -131,18 +131,19 @@ async function trimRegion(
   input: Buffer,
   ops: Operations,
   limits: ProcessLimits,
+  deadlineAt: number,
 ): Promise<Region | undefined> {
   if (!ops.trim) return undefined;
   const threshold = ops.trim === true ? TRIM_THRESHOLD : ops.trim.threshold;
-  const seconds = Math.max(1, Math.ceil(limits.processTimeoutMs / 1000));
+  // The job's one deadline: the first pass and the job's own pass share it.
   const upright = await sharp(input, sharpInputOptions(limits.maxInputPixels))
-    .timeout({ seconds })
+    .timeout({ seconds: secondsLeft(deadlineAt) })
     .autoOrient()
     .raw()
     .toBuffer({ resolveWithObject: true });
   const { width, height, channels } = upright.info;
   const { info } = await sharp(upright.data, { raw: { width, height, channels } })
-    .timeout({ seconds })
+    .timeout({ seconds: secondsLeft(deadlineAt) })
     .trim({ threshold })
     .raw()
     .toBuffer({ resolveWithObject: true });
@@ -207,7 +208,7 @@ async function runPipeline(
       }
     }
   }
-  const trimmed = await trimRegion(input, requested, limits);
+  const trimmed = await trimRegion(input, requested, limits, deadlineAt);
   // The output's size is known before a pixel is processed (trim's from its first pass): more than the cap is 413.
   const output = predictedSize(trimmed ?? source, requested);
   if (output.width * output.height * frames > limits.maxInputPixels)

@@ -156,14 +156,24 @@ test('openapi: the operations schema is generated from the validating zod schema
   };
   assert.equal(ops.additionalProperties, false);
   assert.deepEqual(Object.keys(ops.properties).sort(), [
+    'background',
+    'blur',
+    'crop',
+    'flip',
     'format',
     'formats',
+    'grayscale',
     'max_bytes',
+    'modulate',
+    'pad',
     'overlay',
     'placeholder',
     'quality',
     'resize',
+    'rotate',
+    'sharpen',
     'strip',
+    'trim',
   ]);
   assert.equal(ops.properties.resize!.properties!.w!.anyOf[0]!.maximum, 4321);
 });
