@@ -443,7 +443,7 @@ test('delivery: the SSRF guard applies to delivery sources (a loopback source is
 test('delivery: a signed URL with an unknown option is 400 invalid_operations naming it', async (t) => {
   const { server, origin } = await setUp(t);
   const secret = await createSecret(server);
-  const signedPart = `blur:5/${encodeURIComponent(origin.url('/photo.jpg'))}`;
+  const signedPart = `tint:5/${encodeURIComponent(origin.url('/photo.jpg'))}`;
   const { signDeliveryPath } = await import('../../src/delivery/url.ts');
   const res = await get(
     server,
@@ -451,7 +451,7 @@ test('delivery: a signed URL with an unknown option is 400 invalid_operations na
   );
   assert.equal(res.status, 400);
   assert.equal(res.json.error?.code, 'invalid_operations');
-  assert.match(res.json.error?.message ?? '', /blur/);
+  assert.match(res.json.error?.message ?? '', /tint/);
 });
 
 test('delivery: the log shows neither the secret nor a signed path (requests are logged by route pattern)', async (t) => {

@@ -70,7 +70,7 @@ test('invalid_api_key: an unknown key is 401', async (t) => {
 test('invalid_operations: an unknown key in operations is 400', async (t) => {
   const live = await liveApp(t);
   expectError(
-    await postImage(live, imageForm(corpus('hopper.jpg'), { rotate: 90 })),
+    await postImage(live, imageForm(corpus('hopper.jpg'), { tint: '#fff' })),
     400,
     'invalid_operations',
   );
