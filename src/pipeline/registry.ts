@@ -727,7 +727,7 @@ export const OPERATIONS = {
     outputSize: (size, ops) => (ops.crop ? { width: ops.crop.w, height: ops.crop.h } : size),
     framesProblem: (ops) =>
       ops.resize?.position === 'attention' || ops.resize?.position === 'entropy'
-        ? 'crop with position attention or entropy cannot apply to every frame of an animation (give a focal point or center)'
+        ? 'crop with position attention or entropy cannot apply to the frames of an animation (give a focal point or center)'
         : undefined,
     apply: cropStep,
   },
