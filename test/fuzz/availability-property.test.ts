@@ -75,6 +75,17 @@ const OPERATION_ARBITRARIES: Record<string, fc.Arbitrary<unknown>> = {
   ),
   blur: fc.double({ min: 0.3, max: 1000, noNaN: true }),
   sharpen: fc.oneof(fc.constant(true), fc.double({ min: 0.5, max: 10, noNaN: true })),
+  // The account's one stored overlay (the property stores it first), at any placement.
+  overlay: fc.record(
+    {
+      name: fc.constant('mark'),
+      gravity: fc.constantFrom('center', 'north', 'southeast', 'west'),
+      opacity: fc.double({ min: 0, max: 1, noNaN: true }),
+      width: fc.double({ min: 0.01, max: 1, noNaN: true }),
+      margin: fc.integer({ min: 0, max: 500 }),
+    },
+    { requiredKeys: ['name'] },
+  ),
   format: fc.constantFrom(...OUTPUT_FORMATS, 'auto'),
   formats: fc.subarray([...OUTPUT_FORMATS], { minLength: 1 }),
   quality: fc.oneof(
@@ -82,6 +93,7 @@ const OPERATION_ARBITRARIES: Record<string, fc.Arbitrary<unknown>> = {
     fc.constantFrom('auto', 'auto:high', 'auto:eco', 'auto:95'),
   ),
   max_bytes: fc.oneof(fc.integer({ min: 1, max: 2_000_000 }), fc.constant('input')),
+  placeholder: fc.boolean(),
   strip: fc.boolean(),
 };
 
@@ -117,6 +129,13 @@ test('availability property: any hostile input with any operations frees its one
     QUOTA_FREE: '100000',
   });
   const corpus = new Map(await hostileCorpus());
+  const stored = await app.inject({
+    method: 'PUT',
+    url: '/v1/overlays/mark',
+    headers: { ...auth, 'content-type': 'image/png' },
+    payload: await noiseImage(500).png().toBuffer(),
+  });
+  assert.ok(stored.statusCode === 201, `the overlay is stored: ${stored.body}`);
   let delivered = 0;
   await fc.assert(
     // The draw names the input (a counterexample that held megabytes of image would be printed whole).

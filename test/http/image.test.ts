@@ -191,8 +191,8 @@ test('invalid_operations: missing field, invalid JSON, unknown key, bad value (m
     /JSON/,
   );
   assert.match(
-    assertError(await post(app, imageForm(corpus('hopper.jpg'), { crop: 1 })), 400, 'invalid_operations'),
-    /"crop"/,
+    assertError(await post(app, imageForm(corpus('hopper.jpg'), { tint: 1 })), 400, 'invalid_operations'),
+    /"tint"/,
   );
   assert.match(
     assertError(
