@@ -19,28 +19,10 @@ import {
   URL_OPTIONS,
 } from '../../src/pipeline/registry.ts';
 import { PLAYGROUND_PAGE } from '../../src/pages/playground.ts';
+import { tableAfter } from '../helpers/markdown.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-
-/** The rows of the first table after `heading`, as arrays of trimmed cells. */
-function tableAfter(text: string, heading: string): string[][] {
-  const start = text.indexOf(`\n${heading}\n`);
-  assert.ok(start >= 0, `no ${heading}`);
-  const lines = text.slice(start).split('\n');
-  const first = lines.findIndex((l) => l.startsWith('|'));
-  const rows: string[][] = [];
-  for (const line of lines.slice(first + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(
-      line
-        .split('|')
-        .slice(1, -1)
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows;
-}
 
 /** Every JSON field and its URL option, in the registry's order: [['resize.w', 'w'], …, ['strip', 'strip']]. */
 const FIELDS = URL_OPTIONS.map((option) => [option.path.join('.'), option.name]);

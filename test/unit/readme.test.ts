@@ -6,29 +6,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, ERROR_DESCRIPTIONS } from '../../src/errors.ts';
 import { OUTPUT_FORMATS } from '../../src/pipeline/operations.ts';
+import { tableAfter } from '../helpers/markdown.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const docs = readdirSync(join(ROOT, 'docs')).map((name) => join('docs', name));
-
-/** The rows of the first table after `heading`, as arrays of trimmed cells. */
-function tableAfter(text: string, heading: string): string[][] {
-  const start = text.indexOf(`\n${heading}\n`);
-  assert.ok(start >= 0, `no ${heading}`);
-  const lines = text.slice(start).split('\n');
-  const first = lines.findIndex((l) => l.startsWith('|'));
-  const rows: string[][] = [];
-  for (const line of lines.slice(first + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(
-      line
-        .split('|')
-        .slice(1, -1)
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows;
-}
 
 test('README: the error-code table lists every code of the registry with its status and description, and no other', () => {
   const rows = tableAfter(readme, '## Errors');
