@@ -234,7 +234,8 @@ export const OPERATION_SCHEMAS = {
       .optional()
       .describe(
         'Cuts the borders of the top-left corner\'s colour: true, or {"threshold": 0..255} (how far a pixel may differ from it; default 10).',
-      ),
+      )
+      .meta({ examples: [{ threshold: 20 }] }),
   crop: () =>
     z
       .strictObject(
@@ -249,18 +250,21 @@ export const OPERATION_SCHEMAS = {
       .optional()
       .describe(
         'A region of the upright image (after trim), in pixels: {"x", "y", "w", "h"}; the output is exactly w×h before the later operations. A region not inside the image is refused naming its size.',
-      ),
+      )
+      .meta({ examples: [{ x: 10, y: 20, w: 200, h: 100 }] }),
   rotate: () =>
     integerBetween(-359, 359)
       .optional()
       .describe(
         'Degrees clockwise after auto-orientation: multiples of 90 are exact (90 and 270 swap the sides), other angles widen the canvas, filled with background.',
-      ),
+      )
+      .meta({ examples: [90] }),
   flip: () =>
     z
       .enum(FLIP_DIRECTIONS, { error: `must be one of ${FLIP_DIRECTIONS.join(', ')}` })
       .optional()
-      .describe('Mirrors the image: horizontal (left-right), vertical (top-bottom) or both.'),
+      .describe('Mirrors the image: horizontal (left-right), vertical (top-bottom) or both.')
+      .meta({ examples: ['horizontal'] }),
   resize: ({ maxDimension }) => {
     const dimension = integerBetween(1, maxDimension).nullable().optional();
     return z
@@ -280,7 +284,8 @@ export const OPERATION_SCHEMAS = {
             .optional()
             .describe(
               'Device pixel ratio 1..4: multiplies w and h before the never-enlarge and MAX_RESIZE_DIMENSION rules.',
-            ),
+            )
+            .meta({ examples: [2] }),
         },
         { error: 'must be an object such as {"w": 800}' },
       )
@@ -321,7 +326,8 @@ export const OPERATION_SCHEMAS = {
       .optional()
       .describe(
         'Pixels added after resize, filled with background: one number for every side or {"top", "right", "bottom", "left"} (each default 0).',
-      );
+      )
+      .meta({ examples: [16, { top: 0, right: 8, bottom: 0, left: 8 }] });
   },
   background: () =>
     z
@@ -330,12 +336,14 @@ export const OPERATION_SCHEMAS = {
       .optional()
       .describe(
         'The fill of pad, rotate and contain, and what alpha is flattened onto for JPEG output: "#rgb", "#rrggbb" or "#rrggbbaa" (default: transparent where the output keeps alpha, else white).',
-      ),
+      )
+      .meta({ examples: ['#ffffff'] }),
   grayscale: () =>
     z
       .boolean({ error: 'must be true or false' })
       .optional()
-      .describe('true: greyscale pixels (R = G = B), written as an sRGB image.'),
+      .describe('true: greyscale pixels (R = G = B), written as an sRGB image.')
+      .meta({ examples: [true] }),
   modulate: () =>
     z
       .strictObject(
@@ -349,8 +357,13 @@ export const OPERATION_SCHEMAS = {
         { error: 'must be an object such as {"brightness": 1.2, "saturation": 0.8, "hue": 90}' },
       )
       .optional()
-      .describe('Tone: brightness and saturation multipliers, hue rotation in degrees (each optional).'),
-  blur: () => decimalBetween(0.3, 1000).optional().describe('Gaussian blur of this sigma, 0.3..1000.'),
+      .describe('Tone: brightness and saturation multipliers, hue rotation in degrees (each optional).')
+      .meta({ examples: [{ brightness: 1.2, saturation: 0.8, hue: 90 }] }),
+  blur: () =>
+    decimalBetween(0.3, 1000)
+      .optional()
+      .describe('Gaussian blur of this sigma, 0.3..1000.')
+      .meta({ examples: [8] }),
   sharpen: () =>
     z
       .union(
@@ -364,8 +377,10 @@ export const OPERATION_SCHEMAS = {
         { error: SHARPEN_ERROR },
       )
       .optional()
-      .describe('true (a mild default), or the sigma of the sharpening mask 0.5..10.'),
-  overlay: () => overlaySchema(),
+      .describe('true (a mild default), or the sigma of the sharpening mask 0.5..10.')
+      .meta({ examples: [true] }),
+  overlay: () =>
+    overlaySchema().meta({ examples: [{ name: 'logo', gravity: 'southeast', width: 0.2, margin: 16 }] }),
   format: () =>
     z
       .enum(FORMAT_CHOICES, {
@@ -424,7 +439,8 @@ export const OPERATION_SCHEMAS = {
       .optional()
       .describe(
         'true adds X-Service-Placeholder (a ThumbHash of the output, base64) and X-Service-Dominant-Color (#rrggbb).',
-      ),
+      )
+      .meta({ examples: [true] }),
   strip: () =>
     z
       .boolean({ error: 'must be true or false' })

@@ -5,7 +5,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, ERROR_DESCRIPTIONS } from '../../src/errors.ts';
-import { OUTPUT_FORMATS } from '../../src/pipeline/operations.ts';
+import { operationsSchema, OUTPUT_FORMATS, validateOperations } from '../../src/pipeline/operations.ts';
+import { parseDeliveryRequest } from '../../src/delivery/url.ts';
 import { tableAfter } from '../helpers/markdown.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -58,5 +59,37 @@ test('README and docs/: every relative link resolves inside the repository; no f
       /\bapi\.md\b|operator-contract|\.\.\/shared/,
       `${file} names a file outside the repository`,
     );
+  }
+});
+
+test('README: each example of the operations beyond api.md says the same in JSON and as delivery URL options', () => {
+  const rows = tableAfter(
+    readme,
+    'One example per operation, in JSON and as delivery URL options (each row is checked by `test/unit/readme.test.ts`):',
+  );
+  assert.deepEqual(
+    rows.map((row) => row[0]),
+    [
+      'trim',
+      'crop',
+      'rotate',
+      'flip',
+      'resize.dpr',
+      'pad',
+      'background',
+      'grayscale',
+      'modulate',
+      'blur',
+      'sharpen',
+      'overlay',
+      'placeholder',
+    ],
+  );
+  const schema = operationsSchema(10_000);
+  const source = encodeURIComponent('https://images.example.com/photo.jpg');
+  for (const [name, json, url] of rows) {
+    const fromJson = validateOperations(schema, JSON.parse(json!.slice(1, -1)));
+    const fromUrl = parseDeliveryRequest(`${url!.slice(1, -1)}/${source}`, schema).operations;
+    assert.deepEqual(fromUrl, fromJson, `${name}: ${json} and ${url}`);
   }
 });
