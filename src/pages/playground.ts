@@ -156,11 +156,11 @@ export const PLAYGROUND_PAGE = `<!doctype html>
           </label>
           <label
             >opacity
-            <input id="overlay-opacity" data-path="overlay.opacity" type="number" min="0" max="1" step="0.1" placeholder="1"
+            <input id="overlay-opacity" data-path="overlay.opacity" type="number" min="0" max="1" step="any" placeholder="1"
           /></label>
           <label
             >width share
-            <input id="overlay-width" data-path="overlay.width" type="number" min="0.01" max="1" step="0.05" placeholder="own size"
+            <input id="overlay-width" data-path="overlay.width" type="number" min="0.01" max="1" step="any" placeholder="own size"
           /></label>
           <label
             >margin <input id="overlay-margin" data-path="overlay.margin" type="number" min="0" step="1" placeholder="0"

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import sharp from 'sharp';
 import { buildTestApp } from '../helpers/app.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { listen } from '../helpers/http-client.ts';
@@ -59,6 +60,12 @@ const SETTINGS: ((page: Page) => Promise<void>)[] = [
     await page.fill('#hue', '20');
     await page.fill('#blur', '1.5');
     await page.fill('#sharpen', 'true');
+    await page.fill('#overlay-name', 'mark');
+    await page.selectOption('#overlay-gravity', 'northwest');
+    await page.fill('#overlay-opacity', '0.5');
+    await page.fill('#overlay-width', '0.3');
+    await page.fill('#overlay-margin', '4');
+    await page.check('#placeholder');
     await page.selectOption('#format', 'jpeg');
   },
 ];
@@ -78,6 +85,16 @@ test('playground: with every option of the form set, the copied delivery URL ans
     headers: testApp.auth,
   });
   const { secret } = made.json() as { secret: string };
+  const mark = await sharp({ create: { width: 60, height: 30, channels: 4, background: '#f00a' } })
+    .png()
+    .toBuffer();
+  const stored = await testApp.app.inject({
+    method: 'PUT',
+    url: '/v1/overlays/mark',
+    headers: { ...testApp.auth, 'content-type': 'image/png' },
+    payload: mark,
+  });
+  assert.equal(stored.statusCode, 201, stored.body);
   const browser: Browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu'],
@@ -112,8 +129,8 @@ test('playground: with every option of the form set, the copied delivery URL ans
       .operations as Record<string, unknown>;
     for (const [key, value] of Object.entries(operations)) {
       sentPaths.add(key);
-      if (key === 'resize' || key === 'modulate')
-        for (const field of Object.keys(value as object)) sentPaths.add(`${key}.${field}`);
+      if (typeof value === 'object' && value !== null)
+        for (const field of Object.keys(value)) sentPaths.add(`${key}.${field}`);
     }
 
     const posted = page.waitForResponse(
