@@ -35,7 +35,7 @@ test('operations: every documented key with valid values is accepted', () => {
 });
 
 const invalidCases: [string, unknown, RegExp][] = [
-  ['unknown top-level key', { rotate: 90 }, /operations has unknown key "rotate"/],
+  ['unknown top-level key', { tint: 90 }, /operations has unknown key "tint"/],
   ['unknown key inside resize', { resize: { w: 10, x: 1 } }, /operations\.resize has unknown key "x"/],
   ['resize without w and h', { resize: { fit: 'cover' } }, /operations\.resize needs at least one of w or h/],
   ['resize with w and h both null', { resize: { w: null, h: null } }, /operations\.resize/],
