@@ -1,4 +1,4 @@
-// The placeholder's CPU per image (issue 43): `placeholder: true` on W1's output (w=800 JPEG q80). Two figures,
+// The placeholder's CPU per image: `placeholder: true` on W1's output (w=800 JPEG q80). Two figures,
 // process CPU (user + system, libvips threads included) per call, least of N: the whole cost the job pays
 // (placeholderOfImage: the output decoded shrunk to at most 100×100, the ThumbHash and the mean colour) and the
 // ThumbHash and mean colour alone from those pixels.

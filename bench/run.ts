@@ -389,7 +389,7 @@ async function placeholderSection(): Promise<string> {
   if (!w1) throw new Error('W1 is missing');
   const cost = await measurePlaceholder(w1, limits, quick);
   return [
-    header('Placeholder (issue 43): CPU per image of placeholder true on W1', [
+    header('Placeholder: CPU per image of placeholder true on W1', [
       `- Input: ${(await base()).description}; ${w1.label}; output ${cost.outputSize}, ${cost.outputBytes} bytes`,
       `- Process CPU (user + system, libvips threads included) per call, least of ${cost.runs}, after 5 warm-up calls`,
       '- The first row is mostly the decode of the encoded output (one more sharp pipeline); the second, the hash itself',

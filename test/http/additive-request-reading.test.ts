@@ -1,5 +1,5 @@
-// What api.md accepts answers as before, and what it rejects stays rejected, on the paths this project changed for
-// speed (issue 28): how an upload's bytes are read, and the JPEG scan limit that no longer walks every file.
+// What api.md accepts answers as it documents, and what it rejects stays rejected: how an upload's bytes are read,
+// the JPEG scan limit, and the operations object beside the names operator-contract §9 adds.
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -126,4 +126,23 @@ test('what api.md rejects stays rejected once uploads reuse buffers: over MAX_UP
   const after = await post(app, good.payload, good.headers);
   assert.equal(after.statusCode, 200, after.body);
   assert.equal(after.headers['x-service-quota-remaining'], '998', 'only the two 200s were counted');
+});
+
+test('an api.md request answers its documented operations summary; a top-level key outside api.md and §9 stays 400 invalid_operations, a §9 name is accepted', async (t) => {
+  const app = await buildTestApp(t);
+  const jpeg = corpus('hopper.jpg');
+  const send = (operations: unknown) => {
+    const form = imageForm(jpeg, operations);
+    return post(app, form.payload, form.headers);
+  };
+  const defaults = await send({});
+  assert.equal(defaults.statusCode, 200, defaults.body);
+  assert.equal(defaults.headers['x-service-operations'], 'format=jpeg,quality=80,strip');
+  const resized = await send({ resize: { w: 50 }, format: 'webp', quality: 60, strip: false });
+  assert.equal(resized.statusCode, 200, resized.body);
+  assert.equal(resized.headers['x-service-operations'], 'resize,format=webp,quality=60');
+  assert.match(assertError(await send({ tint: 1 }), 400, 'invalid_operations'), /unknown key "tint"/);
+  const extended = await send({ rotate: 90, grayscale: true });
+  assert.equal(extended.statusCode, 200, extended.body);
+  assert.equal(extended.headers['x-service-operations'], 'rotate=90,grayscale,format=jpeg,quality=80,strip');
 });
