@@ -391,8 +391,8 @@ async function placeholderSection(): Promise<string> {
   return [
     header('Placeholder: CPU per image of placeholder true on W1', [
       `- Input: ${(await base()).description}; ${w1.label}; output ${cost.outputSize}, ${cost.outputBytes} bytes`,
-      `- Process CPU (user + system, libvips threads included) per call, least of ${cost.runs}, after 5 warm-up calls`,
-      '- The first row is mostly the decode of the encoded output (one more sharp pipeline); the second, the hash itself',
+      `- Process CPU (user + system, libvips threads included) per call, least of ${cost.runs} rounds in which the` +
+        ' variants alternate, after 5 warm-up calls each',
     ]),
     placeholderTable(cost),
   ].join('\n');

@@ -1,6 +1,7 @@
 // owns: the requests that try more than one encode: `quality: "auto…"`, `format: "auto"` and `max_bytes`.
 // The image is decoded, oriented and put through every phase before the encode (geometry, tone) once, into a
-// lossless intermediate; every candidate runs the encode and finalize phases from it.
+// lossless intermediate; every candidate runs the encode and finalize phases from it. A job that reads its output's
+// pixels besides its one encode (placeholder) goes through the same intermediate (`encodeKeepingPixels`).
 import type { PreparedOverlay } from './overlay.ts';
 import type { Metadata, Sharp } from 'sharp';
 import {
@@ -176,17 +177,22 @@ export type OpenImage = (
   raw?: { width: number; height: number; channels: 3 | 4 },
 ) => Sharp;
 
-/** Runs the phases before the encode once and keeps the result losslessly, metadata included, for the candidates. */
-async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promise<Intermediate> {
+/** Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice. */
+function keepsRawPixels(req: SearchInput): boolean {
   const meta = req.inputMeta;
-  // Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice.
-  const plain =
+  return (
     req.ops.strip !== false &&
     meta.icc === undefined &&
     meta.space === 'srgb' &&
     meta.depth === 'uchar' &&
     (meta.channels === 3 || meta.channels === 4) &&
-    !req.source.isCmyk;
+    !req.source.isCmyk
+  );
+}
+
+/** Runs the phases before the encode once and keeps the result losslessly, metadata included, for the candidates. */
+async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promise<Intermediate> {
+  const plain = keepsRawPixels(req);
   const ctx: StepContext = {
     image: req.image,
     ops: req.ops,
@@ -233,6 +239,22 @@ async function encodeFinal(
   };
   applyPhases(ctx, FROM_ENCODE);
   return { data: await ctx.image.toBuffer(), applied: ctx.applied };
+}
+
+/**
+ * The one encode of a job at its format and quality, through raw 8-bit sRGB pixels that are returned with it: the
+ * same bytes as the direct pipeline, for a job that also reads its output's pixels (placeholder) without decoding
+ * the output again. Undefined, before any step ran, when the image has metadata to carry (raw pixels would lose it).
+ */
+export async function encodeKeepingPixels(
+  req: SearchInput,
+  quality: number,
+): Promise<(SearchedOutput & { pixels: RgbImage }) | undefined> {
+  if (!keepsRawPixels(req)) return undefined;
+  const im = await intermediate(req, req.format);
+  if (!('raw' in im.kept)) return undefined;
+  const { data, applied } = await encodeFinal(im, req.ops, req.format, quality, req.avifEffort, undefined);
+  return { data, format: req.format, width: im.width, height: im.height, applied, pixels: im.kept.raw };
 }
 
 /** The pixels the metric compares, 8-bit sRGB; flattened on white for JPEG as the encode step does. */

@@ -18,7 +18,7 @@ import {
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import { checkDecodeLimits, checkFrameCount, keepsFrames } from './probe.ts';
-import { searchOutput } from './output-search.ts';
+import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
 import {
   applyPhases,
   needsOutputSearch,
@@ -29,7 +29,7 @@ import {
   type StepContext,
 } from './registry.ts';
 import { prepareOverlay, unknownOverlay } from './overlay.ts';
-import { placeholderOfImage, type Placeholder } from './placeholder.ts';
+import { placeholderOfImage, placeholderOfPixels, type Placeholder } from './placeholder.ts';
 import { invalidOperations } from './errors.ts';
 import type { Region, SourceInfo } from './steps.ts';
 
@@ -238,19 +238,31 @@ async function runPipeline(
     );
   }
   image.autoOrient();
-  if (search) {
-    // Every candidate's instance gets what is left of the one deadline, and none starts after it.
-    const searched = await searchOutput({
-      ...ctx,
-      ...(trimmed && { trimmed }),
-      inputBytes: input.length,
-      inputMeta: meta,
-      open: (data, raw) =>
-        sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
-          seconds: secondsLeft(deadlineAt),
-        }),
-    });
-    return { ...searched, frames: 1 };
+  const throughIntermediate: SearchInput = {
+    ...ctx,
+    ...(trimmed && { trimmed }),
+    inputBytes: input.length,
+    inputMeta: meta,
+    // Every instance from the intermediate gets what is left of the one deadline, and none starts after it.
+    open: (data, raw) =>
+      sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
+        seconds: secondsLeft(deadlineAt),
+      }),
+  };
+  if (search) return { ...(await searchOutput(throughIntermediate)), frames: 1 };
+  if (ops.placeholder === true && !animated) {
+    // The placeholder from the pixels before the encode: decoding the output again cost ~1.8 ms on W1, this ~0.6 ms
+    // (BENCHMARKS.md, "Placeholder"). JPEG flattens alpha, which those pixels still have: such an output is decoded.
+    const kept = await encodeKeepingPixels(throughIntermediate, ctx.quality);
+    if (kept) {
+      const { pixels, ...encoded } = kept;
+      const flattened = encoded.format === 'jpeg' && pixels.channels === 4;
+      return {
+        ...encoded,
+        frames: 1,
+        placeholder: flattened ? await placeholderOfImage(encoded.data) : placeholderOfPixels(pixels),
+      };
+    }
   }
   applyPhases(ctx, PHASES);
 
@@ -283,7 +295,9 @@ export function processImage(
 ): Promise<ProcessedImage> {
   const deadlineAt = performance.now() + limits.processTimeoutMs;
   const work = runPipeline(input, ops, limits, deadlineAt, inspected, overlayImage).then(async (image) =>
-    ops.placeholder === true ? { ...image, placeholder: await placeholderOfImage(image.data) } : image,
+    ops.placeholder === true && !image.placeholder
+      ? { ...image, placeholder: await placeholderOfImage(image.data) }
+      : image,
   );
   work.then(onSettled, onSettled);
   let timer: NodeJS.Timeout | undefined;

@@ -908,7 +908,7 @@ export const OPERATIONS = {
     phase: 'encode',
     searches: (ops) => ops.max_bytes !== undefined,
   },
-  // Read after the encode by process.ts (the output decoded small); not measured in-process either.
+  // Read by process.ts from the pixels before the encode (or the output decoded small); not measured in-process.
   placeholder: {
     schema: OPERATION_SCHEMAS.placeholder,
     url: [{ name: 'placeholder', path: ['placeholder'], kind: 'boolean' }],

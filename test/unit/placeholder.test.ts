@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { thumbHashToAverageRGBA, thumbHashToApproximateAspectRatio, thumbHashToRGBA } from 'thumbhash';
-import { placeholderOfImage, placeholderOfPixels } from '../../src/pipeline/placeholder.ts';
+import { placeholderOfImage, placeholderOfPixels, placeholderOfThumbnail } from '../../src/pipeline/placeholder.ts';
 
 const channel = (hex: string, i: number) => Number.parseInt(hex.slice(1 + 2 * i, 3 + 2 * i), 16);
 
@@ -55,14 +55,14 @@ test('placeholder: decodes back to an image of the output aspect, the dominant c
 test('placeholder: a solid colour is that colour; transparency is weighted out of the mean', () => {
   const rgba = new Uint8Array(4 * 4 * 4);
   for (let i = 0; i < rgba.length; i += 4) rgba.set(i < 32 ? [255, 0, 0, 255] : [0, 0, 255, 0], i);
-  assert.equal(placeholderOfPixels(4, 4, rgba).dominantColor, '#ff0000');
-  assert.equal(placeholderOfPixels(4, 4, new Uint8Array(64)).dominantColor, '#ffffff');
+  assert.equal(placeholderOfThumbnail(4, 4, rgba).dominantColor, '#ff0000');
+  assert.equal(placeholderOfThumbnail(4, 4, new Uint8Array(64)).dominantColor, '#ffffff');
 });
 
 test('placeholder: a solid colour decodes back to that colour', () => {
   const rgba = new Uint8Array(8 * 8 * 4);
   for (let i = 0; i < rgba.length; i += 4) rgba.set([30, 160, 90, 255], i);
-  const hash = Buffer.from(placeholderOfPixels(8, 8, rgba).thumbHash, 'base64');
+  const hash = Buffer.from(placeholderOfThumbnail(8, 8, rgba).thumbHash, 'base64');
   const { rgba: decoded } = thumbHashToRGBA(hash);
   for (const [i, expected] of [30, 160, 90, 255].entries()) {
     assert.ok(Math.abs((decoded[i] ?? 0) - expected) <= 6, `channel ${i}: ${decoded[i]}`);
