@@ -1,7 +1,11 @@
-// AVIF_EFFORT 0–9 on the 800 px output of W3: encoder CPU, bytes and SSIM against the unencoded resize.
+// owns: `npm run bench -- --only avif`: AVIF_EFFORT 0–9 on the 800 px output of W3: encoder CPU, bytes and SSIM
+// against the unencoded resize, and efforts 0, 2 and 4 on other pictures.
+import { existsSync, readFileSync } from 'node:fs';
 import sharp, { type Sharp } from 'sharp';
 import { percentile } from './compare.ts';
+import { jpegOfSize, syntheticPhoto } from './inputs.ts';
 import { fmt, table } from './report.ts';
+import type { Section } from './section.ts';
 import { ssim } from './ssim.ts';
 
 interface EncodeRow {
@@ -61,11 +65,7 @@ async function measureEncode(
 }
 
 /** Encodes the resized photo once per effort (sequentially: nothing else runs), median of `repeats` (efforts ≥ 6: one run). */
-export async function measureAvifEfforts(
-  photo: Buffer,
-  efforts: number[],
-  repeats: number,
-): Promise<EncodeRow[]> {
+async function measureAvifEfforts(photo: Buffer, efforts: number[], repeats: number): Promise<EncodeRow[]> {
   const { data, info } = await sharp(photo)
     .autoOrient()
     .resize(800, undefined, { fit: 'inside', withoutEnlargement: true })
@@ -90,7 +90,7 @@ export async function measureAvifEfforts(
   return rows;
 }
 
-export function avifTable(rows: EncodeRow[]): string {
+function avifTable(rows: EncodeRow[]): string {
   return table(
     ['Encoder', 'effort', 'CPU ms (median)', 'wall ms', 'bytes', 'SSIM (grey, vs unencoded 800 px)'],
     rows.map((r) => [
@@ -105,7 +105,7 @@ export function avifTable(rows: EncodeRow[]): string {
 }
 
 /** Efforts 0, 2 and 4 (sharp's default) at q50 on other pictures: the size gain of effort depends on content. */
-export async function measureAvifAcrossImages(images: [string, Buffer][]): Promise<string> {
+async function measureAvifAcrossImages(images: [string, Buffer][]): Promise<string> {
   const rows: (string | number)[][] = [];
   for (const [name, source] of images) {
     const { data, info } = await sharp(source)
@@ -129,3 +129,39 @@ export async function measureAvifAcrossImages(images: [string, Buffer][]): Promi
   }
   return table(['Picture (800 px wide)', 'effort', 'CPU ms', 'bytes', 'SSIM'], rows);
 }
+
+/** Two smoother real photographs from mate-backgrounds when installed, and the synthetic picture. */
+async function extraAvifPictures(): Promise<[string, Buffer][]> {
+  const pictures: [string, Buffer][] = [];
+  for (const name of ['LadyBird', 'Aqua']) {
+    const path = `/usr/share/backgrounds/mate/nature/${name}.jpg`;
+    if (existsSync(path)) pictures.push([`mate-backgrounds ${name}.jpg (photograph)`, readFileSync(path)]);
+  }
+  pictures.push(['seeded synthetic photograph', await syntheticPhoto()]);
+  return pictures;
+}
+
+export const avifSection: Section = {
+  heading: 'AVIF encoder effort',
+  about: "AVIF_EFFORT 0–9 at q50 on W3's 800 px output: CPU, bytes, SSIM (~4 min)",
+  async run(ctx) {
+    const efforts = ctx.quick ? [0, 2, 4] : [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    const repeats = ctx.quick ? 1 : 3;
+    const base = await ctx.base();
+    const photo = await jpegOfSize(base.data, 3000, 2000);
+    const rows = await measureAvifEfforts(photo, efforts, repeats);
+    return {
+      method: [
+        `Input: ${base.description}, 3000x2000, resized to 800 px wide once; quality 50; each encode runs alone,` +
+          ` median of ${repeats} (efforts ≥ 6: one run); CPU includes libaom's own threads`,
+      ],
+      body: [
+        avifTable(rows),
+        '',
+        'Efforts 0, 2 and 4 on other pictures (one encode each):',
+        '',
+        await measureAvifAcrossImages(await extraAvifPictures()),
+      ].join('\n'),
+    };
+  },
+};

@@ -1,4 +1,4 @@
-// owns: the floor with the service's layers added one at a time (issue 28), each with the service's own code.
+// owns: the floor with the service's layers added one at a time, each with the service's own code.
 // A variant is "the first N layers of LAYERS"; differences between neighbours telescope to (all layers − floor).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +41,7 @@ import {
   replayOr,
   sharpOnce,
   type FloorOutput,
-} from './floor-server.ts';
+} from './floor-sharp.ts';
 
 /**
  * In the order they are added. fastify: the service's Fastify options, error handler, OpenAPI registration,

@@ -12,10 +12,11 @@ import type { Operations } from '../src/pipeline/operations.ts';
 import { ssimulacra2 } from '../src/pipeline/ssimulacra2.ts';
 import { avifOptions } from '../src/pipeline/steps.ts';
 import { fmt, table } from './report.ts';
+import type { Section, SectionOutput } from './section.ts';
 
 const run = promisify(execFile);
 
-export const RESIZE = { w: 1200, h: 1200, fit: 'inside' } as const;
+const RESIZE = { w: 1200, h: 1200, fit: 'inside' } as const;
 const GRID = [30, 40, 50, 60, 70, 80, 90];
 
 /** Stand-ins when mate-backgrounds is not installed: the repository's few distinct photographs (all under 1200 px). */
@@ -26,7 +27,7 @@ const CORPUS_PHOTOS = [
   'hopper.jpg',
 ].map((name) => fileURLToPath(new URL(`../test/fixtures/corpus/${name}`, import.meta.url)));
 
-export interface Photo {
+interface Photo {
   name: string;
   input: Buffer;
   /** The resize output before any lossy encode, as PNG (the judge's original) and raw RGB. */
@@ -78,7 +79,7 @@ export async function makeJudge(dir: string): Promise<Judge> {
 }
 
 /** The bench's ten photographs (Debian's mate-backgrounds), held out of the searches' fitting (bench/quality-band.ts). */
-export const BENCH_PHOTOS = [
+const BENCH_PHOTOS = [
   'Aqua',
   'Blinds',
   'Dune',
@@ -225,10 +226,7 @@ async function cpuInterleaved(photos: Photo[], a: Operations, b: Operations, lim
   return runs as [(typeof runs)[0], (typeof runs)[0]];
 }
 
-export async function qualitySection(
-  limits: ProcessLimits,
-  quick: boolean,
-): Promise<{ extra: string[]; body: string }> {
+async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOutput> {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-quality-'));
   try {
     const { photos, source } = await loadPhotos(dir, quick ? 3 : 10);
@@ -348,11 +346,11 @@ export async function qualitySection(
     const jpegFixed80Cpu = cpuRows[0]?.[1] ?? '';
 
     const body = [
-      '### Quality ↔ SSIMULACRA 2, median (min–max) over the photos',
+      '#### Quality ↔ SSIMULACRA 2, median (min–max) over the photos',
       '',
       scoreTable,
       '',
-      `### Bytes at equal score: every photo at ${target} (today's median for JPEG q80), against today's JPEG`,
+      `#### Bytes at equal score: every photo at ${target} (today's median for JPEG q80), against today's JPEG`,
       '',
       'Interpolated on the quality grid (log bytes); "reached" counts photos whose curve crosses the target.',
       '',
@@ -361,28 +359,28 @@ export async function qualitySection(
         equalRows,
       ),
       '',
-      `### Fixed quality against "${level}" (through processImage: decode, resize to 1200, encode)`,
+      `#### Fixed quality against "${level}" (through processImage: decode, resize to 1200, encode)`,
       '',
       table(
         ['request', 'scores', 'median', `within ±3 of ${target}`, 'KiB total', 'CPU ms/image'],
         spreadRows,
       ),
       '',
-      '### CPU per image: default fixed quality against auto',
+      '#### CPU per image: default fixed quality against auto',
       '',
       'The two requests alternate photo by photo in one process, so the ratio holds on a shared machine.',
       '',
       table(['format', 'q80 CPU ms', 'auto CPU ms', '× fixed'], cpuRows),
       '',
-      `### format "auto" against today's JPEG q80 (${fmt.n(q80Bytes / 1024, 0)} KiB, ${jpegFixed80Cpu} ms/image)`,
+      `#### format "auto" against today's JPEG q80 (${fmt.n(q80Bytes / 1024, 0)} KiB, ${jpegFixed80Cpu} ms/image)`,
       '',
       table(['request', 'formats chosen', 'scores', 'KiB total', '× JPEG q80', 'CPU ms/image'], formatRows),
     ].join('\n');
     return {
-      extra: [
-        `- Photos: ${source}; each resized to fit 1200×1200 (never enlarged)`,
-        `- Judge: ${judge.description}, against the resize before any lossy encode`,
-        '- CPU: process.cpuUsage() of the bench process around in-process encodes (libvips threads included);' +
+      method: [
+        `Photos: ${source}; each resized to fit 1200×1200 (never enlarged)`,
+        `Judge: ${judge.description}, against the resize before any lossy encode`,
+        'CPU: process.cpuUsage() of the bench process around in-process encodes (libvips threads included);' +
           ' the machine was shared with other work while measured, so compare ratios within this run',
       ],
       body,
@@ -391,3 +389,11 @@ export async function qualitySection(
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+export const qualitySection: Section = {
+  heading: 'Quality: SSIMULACRA 2 per format, quality "auto", format "auto"',
+  about:
+    'quality ↔ SSIMULACRA 2 per format, bytes at an equal score, auto against fixed quality' +
+    " (~25 min; SSIMULACRA2=path to Cloudinary's tool, else the repository's port judges)",
+  run: (ctx) => measure(ctx.limits, ctx.quick),
+};
