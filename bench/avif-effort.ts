@@ -143,6 +143,7 @@ async function extraAvifPictures(): Promise<[string, Buffer][]> {
 
 export const avifSection: Section = {
   heading: 'AVIF encoder effort',
+  question: 'Compression at a perceptual target',
   about: "AVIF_EFFORT 0–9 at q50 on W3's 800 px output: CPU, bytes, SSIM (~4 min)",
   async run(ctx) {
     const efforts = ctx.quick ? [0, 2, 4] : [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];

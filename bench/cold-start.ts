@@ -141,6 +141,7 @@ function coldStartTable(rows: ColdStartRow[]): string {
 
 export const coldStartSection: Section = {
   heading: 'Cold start',
+  question: 'Cold start',
   about: 'each launch path from spawn to /healthz and its first two images, with RSS (~1 min)',
   async run(ctx) {
     const runs = ctx.quick ? 1 : 5;

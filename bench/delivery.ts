@@ -356,6 +356,7 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
 
 export const deliverySection: Section = {
   heading: 'Delivery URLs: one instance, nginx before two, a Zipf mix',
+  question: 'Delivery hits and misses',
   about:
     'delivery URL misses, hits and 304s on one instance and through deploy/nginx.conf before two, and a Zipf mix' +
     ' (~1 min; the nginx rows need nginx and BENCH_DATABASE_URL)',

@@ -83,6 +83,7 @@ async function measureBounds(megapixels: readonly number[]): Promise<string> {
 
 export const inProcessBoundsSection: Section = {
   heading: 'In-process bounds: what a job on the allow-list can cost',
+  question: 'Cost of isolation',
   about:
     'decode and q100 encodes of noise per input kind the in-process allow-list admits, free and under a 1 s' +
     ' timeout; --megapixels LIST (default 4,8,16; ~3 min)',

@@ -103,6 +103,7 @@ function isolationTable(rows: IsolationRow[]): string {
 
 export const isolationSection: Section = {
   heading: 'Cost of isolation',
+  question: 'Cost of isolation',
   about: 'processImage in-process against the same job in a killable child, W1, W2, W4, W6 (~2 min)',
   async run(ctx) {
     const wanted = workloadIds(ctx, ['W1', 'W2', 'W4', 'W6']);

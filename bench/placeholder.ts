@@ -77,6 +77,7 @@ function placeholderTable(cost: PlaceholderCost): string {
 
 export const placeholderSection: Section = {
   heading: 'Placeholder',
+  question: 'Placeholder CPU',
   about: 'CPU per image of W1 with and without placeholder: true, in-process (~30 s)',
   async run(ctx) {
     const base = await ctx.base();

@@ -246,18 +246,6 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
     const target = Math.round(median(q80.map((p) => p.score)) * 2) / 2;
     const q80Bytes = q80.reduce((s, p) => s + p.bytes, 0);
 
-    // 1. quality ↔ score, median over the photos, for the three service formats.
-    const scoreTable = table(
-      ['quality', ...[0, 2, 4].map((i) => all[i]!.label.replace(' (service default)', ''))],
-      grid.map((q) => [
-        q,
-        ...[0, 2, 4].map((i) => {
-          const scores = curves.get(all[i]!.label)!.map((pts) => pts.find((p) => p.q === q)!.score);
-          return `${fmt.n(median(scores), 1)} (${fmt.n(Math.min(...scores), 1)}–${fmt.n(Math.max(...scores), 1)})`;
-        }),
-      ]),
-    );
-
     // 2. bytes at equal score (every photo at `target`) per setting, against today's default JPEG q80.
     const equalRows = all.map((setting) => {
       const perPhoto = curves.get(setting.label)!;
@@ -281,7 +269,7 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
     // 3. fixed quality vs auto at the same level, through processImage (the service's own path).
     const level = `auto:${target}`;
     const spreadRows: (string | number)[][] = [];
-    const cpuRows: (string | number)[][] = [];
+    let jpegFixed80Cpu = '';
     for (const format of ['jpeg', 'webp', 'avif'] as const) {
       const label = all[format === 'jpeg' ? 0 : format === 'webp' ? 2 : 4]!.label;
       const perPhoto = curves.get(label)!;
@@ -318,12 +306,7 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
       );
       const qs = auto.outs.map((o) => /quality=(\d+)/.exec(o.applied.join(','))?.[1]).join(' ');
       spreadRows.push(row(`"${level}" (chose q ${qs})`, autoScores, auto.outs, auto.cpuMs));
-      cpuRows.push([
-        format,
-        fmt.n(fixed80.cpuMs, 0),
-        fmt.n(auto.cpuMs, 0),
-        fmt.n(auto.cpuMs / fixed80.cpuMs, 2),
-      ]);
+      if (format === 'jpeg') jpegFixed80Cpu = fmt.n(fixed80.cpuMs, 0);
       console.error(`[quality] ${format}: auto scores ${autoScores.map((s) => s.toFixed(1)).join(' ')}`);
     }
 
@@ -343,13 +326,8 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
         fmt.n(r.cpuMs, 0),
       ]);
     }
-    const jpegFixed80Cpu = cpuRows[0]?.[1] ?? '';
 
     const body = [
-      '#### Quality ↔ SSIMULACRA 2, median (min–max) over the photos',
-      '',
-      scoreTable,
-      '',
       `#### Bytes at equal score: every photo at ${target} (today's median for JPEG q80), against today's JPEG`,
       '',
       'Interpolated on the quality grid (log bytes); "reached" counts photos whose curve crosses the target.',
@@ -361,16 +339,12 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
       '',
       `#### Fixed quality against "${level}" (through processImage: decode, resize to 1200, encode)`,
       '',
+      'q80 and auto alternate photo by photo in one process, so their CPU ratio holds on a shared machine.',
+      '',
       table(
         ['request', 'scores', 'median', `within ±3 of ${target}`, 'KiB total', 'CPU ms/image'],
         spreadRows,
       ),
-      '',
-      '#### CPU per image: default fixed quality against auto',
-      '',
-      'The two requests alternate photo by photo in one process, so the ratio holds on a shared machine.',
-      '',
-      table(['format', 'q80 CPU ms', 'auto CPU ms', '× fixed'], cpuRows),
       '',
       `#### format "auto" against today's JPEG q80 (${fmt.n(q80Bytes / 1024, 0)} KiB, ${jpegFixed80Cpu} ms/image)`,
       '',
@@ -392,6 +366,7 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
 
 export const qualitySection: Section = {
   heading: 'Quality: SSIMULACRA 2 per format, quality "auto", format "auto"',
+  question: 'Compression at a perceptual target',
   about:
     'quality ↔ SSIMULACRA 2 per format, bytes at an equal score, auto against fixed quality' +
     " (~25 min; SSIMULACRA2=path to Cloudinary's tool, else the repository's port judges)",

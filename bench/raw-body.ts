@@ -87,6 +87,7 @@ function rawBodyTable(sides: RawBodySide[]): string {
 
 export const rawBodySection: Section = {
   heading: 'W1 as a multipart form and as a raw image body',
+  question: 'Against raw sharp and the floor',
   about: 'W1 as a multipart form against the same image as a raw body, alternating (~1 min)',
   async run(ctx) {
     const base = await ctx.base();

@@ -50,19 +50,37 @@ export function renderSection(
   ].join('\n');
 }
 
+/** The first line after `from` that starts a heading of `maxLevel` or higher, or the end of the file. */
+function nextHeading(lines: string[], from: number, maxLevel: number): number {
+  const pattern = new RegExp(`^#{1,${maxLevel}} `);
+  const i = lines.findIndex((line, j) => j > from && pattern.test(line));
+  return i === -1 ? lines.length : i;
+}
+
 /**
  * Replaces the section under `### heading` (up to the next heading of the same or a higher level) with `text`,
- * keeping everything else as it was; a heading not found yet is appended at the end.
+ * keeping everything else as it was. A heading not there yet goes at the end of its `## question`, or at the end of
+ * the file under a new `## question`.
  */
-export function writeSection(path: string, heading: string, text: string, preamble: string): void {
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : preamble;
-  const lines = current.split('\n');
+export function writeSection(
+  path: string,
+  heading: string,
+  question: string,
+  text: string,
+  preamble: string,
+): void {
+  const lines = (existsSync(path) ? readFileSync(path, 'utf8') : preamble).trimEnd().split('\n');
+  const block = ['', ...text.trim().split('\n'), ''];
   const start = lines.indexOf(`${SECTION_LEVEL} ${heading}`);
-  if (start === -1) {
-    writeFileSync(path, `${current.trimEnd()}\n\n${text.trim()}\n`);
-    return;
-  }
-  const ends = lines.findIndex((line, i) => i > start && /^#{1,3} /.test(line));
-  const rest = ends === -1 ? [] : ['', ...lines.slice(ends)];
-  writeFileSync(path, [...lines.slice(0, start), text.trim(), ...rest].join('\n').trimEnd() + '\n');
+  const parent = lines.indexOf(`## ${question}`);
+  if (start !== -1) lines.splice(start, nextHeading(lines, start, 3) - start, ...block);
+  else if (parent !== -1) lines.splice(nextHeading(lines, parent, 2), 0, ...block);
+  else lines.push('', `## ${question}`, ...block);
+  writeFileSync(
+    path,
+    `${lines
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()}\n`,
+  );
 }

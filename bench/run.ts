@@ -122,6 +122,6 @@ for (const name of Object.keys(SECTIONS).filter((n) => chosen.includes(n))) {
   const { method, body } = await section.run(ctx);
   const text = renderSection(section.heading, command, args.quick, method, body);
   console.log(`\n${text}\n`);
-  writeSection(outPath, section.heading, text, PREAMBLE);
+  writeSection(outPath, section.heading, section.question, text, PREAMBLE);
 }
 console.error(`written: ${outPath}`);

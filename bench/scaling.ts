@@ -114,6 +114,7 @@ function scalingTable(rows: ScalingRow[]): string {
 
 export const scalingSection: Section = {
   heading: 'Scaling against pixels',
+  question: 'Against raw sharp and the floor',
   about: 'W1 on 1, 4, 16 and 40 MP inputs, 1 connection: time, CPU and peak RSS (~2 min)',
   async run(ctx) {
     const n = ctx.quick ? 3 : 10;

@@ -29,6 +29,8 @@ export interface SectionOutput {
 export interface Section {
   /** Its `###` heading in BENCHMARKS.md, by which a run replaces it: stable, no dates or issue numbers. */
   heading: string;
+  /** The `##` question of BENCHMARKS.md it answers, under which a run first places it. */
+  question: string;
   /** One line for the usage text: what it measures, what it needs, how long it takes. */
   about: string;
   run(ctx: BenchContext): Promise<SectionOutput>;

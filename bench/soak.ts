@@ -177,8 +177,8 @@ function soakTables(r: SoakResult): string {
     `${r.requests} requests in ${fmt.n(r.durationS, 0)} s; answers other than the expected status: ${r.unexpected}.`,
     '',
     rss,
-    '',
-    requests,
+    // Each kind's answers only when one was not the expected status.
+    ...(r.unexpected > 0 ? ['', requests] : []),
     '',
     `RSS samples: ${trace}`,
   ].join('\n');
@@ -186,6 +186,7 @@ function soakTables(r: SoakResult): string {
 
 export const soakSection: Section = {
   heading: 'Soak',
+  question: 'Memory',
   about: 'mixed W1–W6 and invalid requests at 2 connections, RSS sampled throughout (5 min; --quick 30 s)',
   async run(ctx) {
     const durationMs = ctx.quick ? 30_000 : 300_000;

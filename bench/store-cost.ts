@@ -80,6 +80,7 @@ function storeTable(rows: StoreRow[]): string {
 
 export const storeSection: Section = {
   heading: 'Store cost per request',
+  question: 'Against raw sharp and the floor',
   about:
     'auth and the quota reservation per call, in-process; PostgreSQL too with BENCH_DATABASE_URL (~10 s)',
   async run(ctx) {
