@@ -1,9 +1,8 @@
 // owns: `npm run bench -- --only avif`: AVIF_EFFORT 0–9 on the 800 px output of W3: encoder CPU, bytes and SSIM
-// against the unencoded resize, and efforts 0, 2 and 4 on other pictures.
-import { existsSync, readFileSync } from 'node:fs';
+// against the unencoded resize (bytes at an equal SSIMULACRA 2 per effort: the encoders section).
 import sharp, { type Sharp } from 'sharp';
 import { percentile } from './compare.ts';
-import { jpegOfSize, syntheticPhoto } from './inputs.ts';
+import { jpegOfSize } from './inputs.ts';
 import { fmt, table } from './report.ts';
 import type { Section } from './section.ts';
 import { ssim } from './ssim.ts';
@@ -104,43 +103,6 @@ function avifTable(rows: EncodeRow[]): string {
   );
 }
 
-/** Efforts 0, 2 and 4 (sharp's default) at q50 on other pictures: the size gain of effort depends on content. */
-async function measureAvifAcrossImages(images: [string, Buffer][]): Promise<string> {
-  const rows: (string | number)[][] = [];
-  for (const [name, source] of images) {
-    const { data, info } = await sharp(source)
-      .resize(800, undefined, { fit: 'inside', withoutEnlargement: true })
-      .removeAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    const ref = { data, width: info.width, height: info.height };
-    const refGrey = await greyOf(sharp(data, { raw: { width: ref.width, height: ref.height, channels: 3 } }));
-    for (const effort of [0, 2, 4]) {
-      const r = await measureEncode(
-        'avif q50',
-        ref,
-        refGrey,
-        1,
-        (s) => s.avif({ quality: 50, effort }),
-        effort,
-      );
-      rows.push([name, effort, fmt.n(r.cpuMs, 0), `${r.bytes}`, fmt.n(r.ssim, 4)]);
-    }
-  }
-  return table(['Picture (800 px wide)', 'effort', 'CPU ms', 'bytes', 'SSIM'], rows);
-}
-
-/** Two smoother real photographs from mate-backgrounds when installed, and the synthetic picture. */
-async function extraAvifPictures(): Promise<[string, Buffer][]> {
-  const pictures: [string, Buffer][] = [];
-  for (const name of ['LadyBird', 'Aqua']) {
-    const path = `/usr/share/backgrounds/mate/nature/${name}.jpg`;
-    if (existsSync(path)) pictures.push([`mate-backgrounds ${name}.jpg (photograph)`, readFileSync(path)]);
-  }
-  pictures.push(['seeded synthetic photograph', await syntheticPhoto()]);
-  return pictures;
-}
-
 export const avifSection: Section = {
   heading: 'AVIF encoder effort',
   question: 'Compression at a perceptual target',
@@ -156,13 +118,7 @@ export const avifSection: Section = {
         `Input: ${base.description}, 3000x2000, resized to 800 px wide once; quality 50; each encode runs alone,` +
           ` median of ${repeats} (efforts ≥ 6: one run); CPU includes libaom's own threads`,
       ],
-      body: [
-        avifTable(rows),
-        '',
-        'Efforts 0, 2 and 4 on other pictures (one encode each):',
-        '',
-        await measureAvifAcrossImages(await extraAvifPictures()),
-      ].join('\n'),
+      body: avifTable(rows),
     };
   },
 };
