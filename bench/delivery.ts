@@ -358,7 +358,6 @@ export const deliverySection: Section = {
   heading: 'Delivery URLs: one instance, nginx before two, a Zipf mix',
   question: 'Delivery hits and misses',
   about:
-    'delivery URL misses, hits and 304s on one instance and through deploy/nginx.conf before two, and a Zipf mix' +
-    ' (~1 min; the nginx rows need nginx and BENCH_DATABASE_URL)',
+    'delivery URL misses, hits, 304s; nginx before two instances; a Zipf mix (~1 min; nginx rows: BENCH_DATABASE_URL)',
   run: async (ctx) => measureDelivery(await ctx.base(), DELIVERY_COUNTS[ctx.quick ? 'quick' : 'full']),
 };

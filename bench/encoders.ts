@@ -167,6 +167,6 @@ async function measure(avifEffort: number, quick: boolean): Promise<SectionOutpu
 export const encodersSection: Section = {
   heading: 'Encoder options at an equal SSIMULACRA 2',
   question: 'Compression at a perceptual target',
-  about: "each JPEG, WebP and AVIF option alone against its format's default at an equal score (~25 min)",
+  about: 'each JPEG, WebP and AVIF encoder option alone at an equal SSIMULACRA 2 (~25 min)',
   run: (ctx) => measure(ctx.limits.avifEffort, ctx.quick),
 };

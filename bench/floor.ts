@@ -436,8 +436,7 @@ function serverWarmUpOf(ctx: BenchContext, workloads: Workload[]): ServerWarmUp 
 export const floorSection: Section = {
   heading: 'Floor: raw sharp, the floor server and the service',
   question: 'Against raw sharp and the floor',
-  about:
-    'raw sharp, a bare node:http + busboy + sharp server and the service; W1, W2, W4, W6 at 1 and 2 connections (~12 min)',
+  about: 'raw sharp, a bare node:http + busboy + sharp server and the service, 1 and 2 connections (~12 min)',
   async run(ctx) {
     const wanted = workloadIds(ctx, ['W1', 'W2', 'W4', 'W6']);
     const base = await ctx.base();
@@ -526,14 +525,13 @@ async function layers(ctx: BenchContext, replay: boolean) {
 export const layersSection: Section = {
   heading: 'Floor + one layer at a time: what each layer of the service costs',
   question: 'Against raw sharp and the floor',
-  about:
-    "the floor with the service's layers added one at a time, and the service; W1 and W6 at 1 connection (~11 min)",
+  about: "the floor with the service's layers added one at a time, and the service; W1, W6 (~11 min)",
   run: (ctx) => layers(ctx, false),
 };
 
 export const layersReplaySection: Section = {
   heading: 'Floor + one layer at a time, outputs replayed: the HTTP path alone',
   question: 'Against raw sharp and the floor',
-  about: "the same ladder with sharp's output replayed: the HTTP path of each layer without sharp (~3 min)",
+  about: "the same ladder with sharp's outputs replayed: the HTTP path of each layer alone (~3 min)",
   run: (ctx) => layers(ctx, true),
 };

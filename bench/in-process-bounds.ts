@@ -85,8 +85,7 @@ export const inProcessBoundsSection: Section = {
   heading: 'In-process bounds: what a job on the allow-list can cost',
   question: 'Cost of isolation',
   about:
-    'decode and q100 encodes of noise per input kind the in-process allow-list admits, free and under a 1 s' +
-    ' timeout; --megapixels LIST (default 4,8,16; ~3 min)',
+    'what a job on the in-process allow-list can cost, free and under a 1 s timeout; --megapixels (~3 min)',
   async run(ctx) {
     const megapixels = ctx.megapixels ?? (ctx.quick ? [1] : [4, 8, 16]);
     return {

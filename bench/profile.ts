@@ -139,8 +139,7 @@ export const profileSection: Section = {
   heading: "Where the main thread's time goes",
   question: 'Against raw sharp and the floor',
   about:
-    "the service's event loop busy time per image (so where one instance saturates), then a CPU profile and GC" +
-    ' trace of its main thread; W1 unless --workloads (~1 min per workload)',
+    "the event loop's busy time per image, then a CPU profile and GC trace of the main thread (~1 min; W1)",
   async run(ctx) {
     const wanted = workloadIds(ctx, ['W1']);
     const base = await ctx.base();

@@ -78,7 +78,7 @@ export async function makeJudge(dir: string): Promise<Judge> {
   };
 }
 
-/** The bench's ten photographs (Debian's mate-backgrounds), held out of the searches' fitting (bench/quality-band.ts). */
+/** The bench's ten photographs (Debian's mate-backgrounds), held out of the searches' fitting (bench/quality-band.ts at 3059197). */
 const BENCH_PHOTOS = [
   'Aqua',
   'Blinds',
@@ -367,8 +367,6 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
 export const qualitySection: Section = {
   heading: 'Quality: SSIMULACRA 2 per format, quality "auto", format "auto"',
   question: 'Compression at a perceptual target',
-  about:
-    'quality ↔ SSIMULACRA 2 per format, bytes at an equal score, auto against fixed quality' +
-    " (~25 min; SSIMULACRA2=path to Cloudinary's tool, else the repository's port judges)",
+  about: 'quality ↔ SSIMULACRA 2 per format, quality and format "auto" (~25 min; SSIMULACRA2=tool path)',
   run: (ctx) => measure(ctx.limits, ctx.quick),
 };

@@ -81,8 +81,7 @@ function storeTable(rows: StoreRow[]): string {
 export const storeSection: Section = {
   heading: 'Store cost per request',
   question: 'Against raw sharp and the floor',
-  about:
-    'auth and the quota reservation per call, in-process; PostgreSQL too with BENCH_DATABASE_URL (~10 s)',
+  about: 'auth and the quota reservation per call, in-process; PostgreSQL with BENCH_DATABASE_URL (~10 s)',
   async run(ctx) {
     const calls = ctx.quick ? 500 : 5000;
     return {
