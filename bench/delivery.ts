@@ -357,7 +357,6 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
 export const deliverySection: Section = {
   heading: 'Delivery URLs: one instance, nginx before two, a Zipf mix',
   question: 'Delivery hits and misses',
-  about:
-    'delivery URL misses, hits, 304s; nginx before two instances; a Zipf mix (~1 min; nginx rows: BENCH_DATABASE_URL)',
+  about: 'delivery URL misses, hits and 304s; nginx before two instances; a Zipf mix (~1 min)',
   run: async (ctx) => measureDelivery(await ctx.base(), DELIVERY_COUNTS[ctx.quick ? 'quick' : 'full']),
 };
