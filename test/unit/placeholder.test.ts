@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { thumbHashToAverageRGBA, thumbHashToApproximateAspectRatio, thumbHashToRGBA } from 'thumbhash';
-import { placeholderOfImage, placeholderOfPixels, placeholderOfThumbnail } from '../../src/pipeline/placeholder.ts';
+import { placeholderOfImage, placeholderOfThumbnail } from '../../src/pipeline/placeholder.ts';
 
 const channel = (hex: string, i: number) => Number.parseInt(hex.slice(1 + 2 * i, 3 + 2 * i), 16);
 
