@@ -1,7 +1,10 @@
-// AVIF_EFFORT 0–9 on the 800 px output of W3: encoder CPU, bytes and SSIM against the unencoded resize.
+// owns: `npm run bench -- --only avif`: AVIF_EFFORT 0–9 on the 800 px output of W3: encoder CPU, bytes and SSIM
+// against the unencoded resize (bytes at an equal SSIMULACRA 2 per effort: the encoders section).
 import sharp, { type Sharp } from 'sharp';
 import { percentile } from './compare.ts';
+import { jpegOfSize } from './inputs.ts';
 import { fmt, table } from './report.ts';
+import type { Section } from './section.ts';
 import { ssim } from './ssim.ts';
 
 interface EncodeRow {
@@ -61,11 +64,7 @@ async function measureEncode(
 }
 
 /** Encodes the resized photo once per effort (sequentially: nothing else runs), median of `repeats` (efforts ≥ 6: one run). */
-export async function measureAvifEfforts(
-  photo: Buffer,
-  efforts: number[],
-  repeats: number,
-): Promise<EncodeRow[]> {
+async function measureAvifEfforts(photo: Buffer, efforts: number[], repeats: number): Promise<EncodeRow[]> {
   const { data, info } = await sharp(photo)
     .autoOrient()
     .resize(800, undefined, { fit: 'inside', withoutEnlargement: true })
@@ -90,7 +89,7 @@ export async function measureAvifEfforts(
   return rows;
 }
 
-export function avifTable(rows: EncodeRow[]): string {
+function avifTable(rows: EncodeRow[]): string {
   return table(
     ['Encoder', 'effort', 'CPU ms (median)', 'wall ms', 'bytes', 'SSIM (grey, vs unencoded 800 px)'],
     rows.map((r) => [
@@ -104,28 +103,22 @@ export function avifTable(rows: EncodeRow[]): string {
   );
 }
 
-/** Efforts 0, 2 and 4 (sharp's default) at q50 on other pictures: the size gain of effort depends on content. */
-export async function measureAvifAcrossImages(images: [string, Buffer][]): Promise<string> {
-  const rows: (string | number)[][] = [];
-  for (const [name, source] of images) {
-    const { data, info } = await sharp(source)
-      .resize(800, undefined, { fit: 'inside', withoutEnlargement: true })
-      .removeAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    const ref = { data, width: info.width, height: info.height };
-    const refGrey = await greyOf(sharp(data, { raw: { width: ref.width, height: ref.height, channels: 3 } }));
-    for (const effort of [0, 2, 4]) {
-      const r = await measureEncode(
-        'avif q50',
-        ref,
-        refGrey,
-        1,
-        (s) => s.avif({ quality: 50, effort }),
-        effort,
-      );
-      rows.push([name, effort, fmt.n(r.cpuMs, 0), `${r.bytes}`, fmt.n(r.ssim, 4)]);
-    }
-  }
-  return table(['Picture (800 px wide)', 'effort', 'CPU ms', 'bytes', 'SSIM'], rows);
-}
+export const avifSection: Section = {
+  heading: 'AVIF encoder effort',
+  question: 'Compression at a perceptual target',
+  about: "AVIF_EFFORT 0–9 at q50 on W3's 800 px output: CPU, bytes, SSIM (~4 min)",
+  async run(ctx) {
+    const efforts = ctx.quick ? [0, 2, 4] : [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    const repeats = ctx.quick ? 1 : 3;
+    const base = await ctx.base();
+    const photo = await jpegOfSize(base.data, 3000, 2000);
+    const rows = await measureAvifEfforts(photo, efforts, repeats);
+    return {
+      method: [
+        `Input: ${base.description}, 3000x2000, resized to 800 px wide once; quality 50; each encode runs alone,` +
+          ` median of ${repeats} (efforts ≥ 6: one run); CPU includes libaom's own threads`,
+      ],
+      body: avifTable(rows),
+    };
+  },
+};

@@ -1,15 +1,16 @@
-// owns: the cold start of each launch path: time to the first /healthz, the first and second image, and memory.
+// owns: `npm run bench -- --only coldstart`: the cold start of each launch path: time to the first /healthz, the first and second image, and memory.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
+import type { Section } from './section.ts';
 import { childPids, randomDevKey } from './service.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 
-export interface ColdStartRow {
+interface ColdStartRow {
   path: string;
   /** Medians over the runs, in milliseconds. */
   listeningMs: number;
@@ -100,7 +101,7 @@ async function startOnce(
 }
 
 /** Starts each launch path `runs` times on a fresh data folder and reports the medians. */
-export async function measureColdStart(runs: number, port: number): Promise<ColdStartRow[]> {
+async function measureColdStart(runs: number, port: number): Promise<ColdStartRow[]> {
   const jpeg = await sharp({
     create: {
       width: 800,
@@ -127,7 +128,7 @@ export async function measureColdStart(runs: number, port: number): Promise<Cold
   return rows;
 }
 
-export function coldStartTable(rows: ColdStartRow[]): string {
+function coldStartTable(rows: ColdStartRow[]): string {
   return [
     '| Launch path | spawn → /healthz 200 ms | first image ms | second image ms | RSS of the process tree MB |',
     '| --- | --- | --- | --- | --- |',
@@ -137,3 +138,20 @@ export function coldStartTable(rows: ColdStartRow[]): string {
     ),
   ].join('\n');
 }
+
+export const coldStartSection: Section = {
+  heading: 'Cold start',
+  question: 'Cold start',
+  about: 'each launch path from spawn to /healthz and its first two images, with RSS (~1 min)',
+  async run(ctx) {
+    const runs = ctx.quick ? 1 : 5;
+    const rows = await measureColdStart(runs, 3000 + Math.floor(Math.random() * 1000));
+    return {
+      method: [
+        `Median of ${runs} starts per path, each on a fresh DATA_DIR (SQLite created and migrated), NODE_ENV unset;` +
+          ' the image is an 800x533 JPEG → w=200 webp, sent as soon as /healthz answers',
+      ],
+      body: coldStartTable(rows),
+    };
+  },
+};

@@ -26,7 +26,7 @@ export interface WorkloadResult {
   servicePeakRssBytes: number;
 }
 
-export interface CompareOptions {
+interface CompareOptions {
   concurrency: number;
   segmentMs: number;
   rounds: number;

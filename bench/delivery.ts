@@ -1,4 +1,4 @@
-// owns: the delivery URL benchmark (`npm run bench -- --only delivery`): misses (fetch + process + a unit), hits and
+// owns: `npm run bench -- --only delivery`, the delivery URL benchmark: misses (fetch + process + a unit), hits and
 // 304s with the service's CPU per request, on one instance and through the shipped deploy/nginx.conf before two
 // instances on one store; and the hit ratio of a skewed (Zipf) mix of 1,000 URLs through nginx.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,12 +14,13 @@ import { deliveryPath } from '../src/delivery/url.ts';
 import { jpegOfSize, type BaseImage } from './inputs.ts';
 import { closedLoop } from './load.ts';
 import { fmt, table } from './report.ts';
+import type { Section, SectionOutput } from './section.ts';
 import { freePort, processCpuMs, randomDevKey, startService, type ServiceProcess } from './service.ts';
 
 const NGINX = '/usr/sbin/nginx';
 const ZIPF_URLS = 1000;
 
-export interface DeliveryCounts {
+interface DeliveryCounts {
   /** Distinct URLs made one at a time for the miss rows. */
   misses: number;
   /** Seconds of each hit and 304 row. */
@@ -28,7 +29,7 @@ export interface DeliveryCounts {
   zipfRequests: number;
 }
 
-export const DELIVERY_COUNTS: Record<'quick' | 'full', DeliveryCounts> = {
+const DELIVERY_COUNTS: Record<'quick' | 'full', DeliveryCounts> = {
   quick: { misses: 4, hitSeconds: 1, zipfRequests: 600 },
   full: { misses: 20, hitSeconds: 5, zipfRequests: 5000 },
 };
@@ -209,10 +210,7 @@ async function secretOf(service: { origin: string; apiKey: string }) {
   return (await res.json()) as { accountId: string; secret: string };
 }
 
-export async function measureDelivery(
-  base: BaseImage,
-  counts: DeliveryCounts,
-): Promise<{ extra: string[]; body: string }> {
+async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise<SectionOutput> {
   const input = await jpegOfSize(base.data, 1600, 1067);
   // The Zipf mix's sources are small, so its thousand misses stay short on a shared machine.
   const small = await jpegOfSize(base.data, 320, 213);
@@ -332,10 +330,10 @@ export async function measureDelivery(
     if (schema) await adminQuery(`drop schema if exists ${schema} cascade`);
   }
   return {
-    extra: [
-      `- Source: ${base.description}, 1600x1067 JPEG (${fmt.kb(input.length)}) from a loopback origin; misses w:800+ (1 instance) and w:400+ (nginx) with f:auto, Accept image/webp`,
-      `- nginx: deploy/nginx.conf as shipped (cache 2 s fresh, then revalidated); two instances on one PostgreSQL (BENCH_DATABASE_URL); CPU is every serving process's (instances, their encoders, nginx)`,
-      `- Counts: ${counts.misses} misses, ${counts.hitSeconds} s per hit and 304 row, ${counts.zipfRequests} Zipf requests over ${ZIPF_URLS} URLs (w:160 of a 320x213 JPEG)`,
+    method: [
+      `Source: ${base.description}, 1600x1067 JPEG (${fmt.kb(input.length)}) from a loopback origin; misses w:800+ (1 instance) and w:400+ (nginx) with f:auto, Accept image/webp`,
+      `nginx: deploy/nginx.conf as shipped (cache 2 s fresh, then revalidated); two instances on one PostgreSQL (BENCH_DATABASE_URL); CPU is every serving process's (instances, their encoders, nginx)`,
+      `Counts: ${counts.misses} misses, ${counts.hitSeconds} s per hit and 304 row, ${counts.zipfRequests} Zipf requests over ${ZIPF_URLS} URLs (w:160 of a 320x213 JPEG)`,
     ],
     body: [
       table(
@@ -355,3 +353,10 @@ export async function measureDelivery(
     ].join('\n'),
   };
 }
+
+export const deliverySection: Section = {
+  heading: 'Delivery URLs: one instance, nginx before two, a Zipf mix',
+  question: 'Delivery hits and misses',
+  about: 'delivery URL misses, hits and 304s; nginx before two instances; a Zipf mix (~1 min)',
+  run: async (ctx) => measureDelivery(await ctx.base(), DELIVERY_COUNTS[ctx.quick ? 'quick' : 'full']),
+};

@@ -13,6 +13,7 @@ import {
   type Setting,
 } from './quality.ts';
 import { fmt, table } from './report.ts';
+import type { Section, SectionOutput } from './section.ts';
 
 /** The level every setting is compared at: today's median for JPEG q80 on these photographs (the "auto" level). */
 const TARGET = 82;
@@ -28,7 +29,7 @@ const JPEG_GRID = [65, 70, 75, 80, 85, 90, 95];
 const WEBP_GRID = [75, 80, 85, 88, 91, 94, 97];
 const AVIF_GRID = [45, 50, 55, 60, 65, 70, 75];
 
-export function encoderSettings(avifEffort: number): FormatSettings[] {
+function encoderSettings(avifEffort: number): FormatSettings[] {
   return [
     {
       format: 'JPEG',
@@ -95,10 +96,7 @@ export function encoderSettings(avifEffort: number): FormatSettings[] {
   ];
 }
 
-export async function encodersSection(
-  avifEffort: number,
-  quick: boolean,
-): Promise<{ extra: string[]; body: string }> {
+async function measure(avifEffort: number, quick: boolean): Promise<SectionOutput> {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-encoders-'));
   try {
     const { photos, source } = await loadPhotos(dir, quick ? 3 : 10);
@@ -138,7 +136,7 @@ export async function encodersSection(
         ];
       });
       sections.push(
-        `### ${format}\n\n` +
+        `#### ${format}\n\n` +
           table(
             [
               'setting',
@@ -154,10 +152,10 @@ export async function encodersSection(
       );
     }
     return {
-      extra: [
-        `- Photos: ${source}; each resized to fit 1200×1200 (never enlarged)`,
-        `- Judge: ${judge.description}, against the resize before any lossy encode; every photo at SSIMULACRA 2 ${TARGET} (interpolated on each setting's quality grid, log bytes)`,
-        '- CPU: process.cpuUsage() around each encode (libvips threads included), median per photo then over photos; compare within a format',
+      method: [
+        `Photos: ${source}; each resized to fit 1200×1200 (never enlarged)`,
+        `Judge: ${judge.description}, against the resize before any lossy encode; every photo at SSIMULACRA 2 ${TARGET} (interpolated on each setting's quality grid, log bytes)`,
+        'CPU: process.cpuUsage() around each encode (libvips threads included), median per photo then over photos; compare within a format',
       ],
       body: sections.join('\n\n'),
     };
@@ -165,3 +163,10 @@ export async function encodersSection(
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+export const encodersSection: Section = {
+  heading: 'Encoder options at an equal SSIMULACRA 2',
+  question: 'Compression at a perceptual target',
+  about: 'each JPEG, WebP and AVIF encoder option alone at an equal SSIMULACRA 2 (~25 min)',
+  run: (ctx) => measure(ctx.limits.avifEffort, ctx.quick),
+};

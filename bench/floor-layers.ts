@@ -1,9 +1,8 @@
-// owns: the floor with the service's layers added one at a time (issue 28), each with the service's own code.
+// owns: the floor with the service's layers added one at a time, each with the service's own code.
 // A variant is "the first N layers of LAYERS"; differences between neighbours telescope to (all layers − floor).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Migrator } from 'kysely';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import multipart from '@fastify/multipart';
 import { hashApiKey } from '../src/accounts/api-key.ts';
@@ -33,7 +32,6 @@ import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { migrateStore, openStore } from '../src/store/db.ts';
 import { insertApiKeyUnlessActive } from '../src/store/keys.ts';
-import { migrationProvider } from '../src/store/migrations/index.ts';
 import {
   floorLimits,
   readUploadPlain,
@@ -41,7 +39,7 @@ import {
   replayOr,
   sharpOnce,
   type FloorOutput,
-} from './floor-server.ts';
+} from './floor-sharp.ts';
 
 /**
  * In the order they are added. fastify: the service's Fastify options, error handler, OpenAPI registration,
@@ -73,64 +71,46 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   const schema = operationsSchema(config.maxResizeDimension);
   const jobs = createLimiter(config.maxConcurrentJobs);
   const metrics = on('metrics') ? createMetrics({ jobs, fetches: createLimiter(1) }) : undefined;
-  // FLOOR_DATABASE_URL (bench only; e.g. sqlite::memory:) separates the store's file I/O from its CPU.
-  const databaseUrl =
-    process.env.FLOOR_DATABASE_URL ??
-    `sqlite:${join(mkdtempSync(join(tmpdir(), 'imgpipe-floor-')), 'floor.db')}`;
+  const databaseUrl = `sqlite:${join(mkdtempSync(join(tmpdir(), 'imgpipe-floor-')), 'floor.db')}`;
   const store =
     on('auth') || on('quota') ? openStore(databaseUrl, { poolSize: 1, statementTimeoutMs: 5000 }) : undefined;
   if (store) {
-    // FLOOR_MIGRATE_TO (bench only) stops at an older migration, to measure a schema change before and after.
-    const migrateTo = process.env.FLOOR_MIGRATE_TO;
-    if (migrateTo) {
-      const { error } = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
-        migrateTo,
-      );
-      if (error) throw error;
-    } else await migrateStore(store.db);
+    await migrateStore(store.db);
     const account = await findOrCreateAccount(store.db, 'floor@example.com', 'free');
     await insertApiKeyUnlessActive(store.db, account.id, hashApiKey(process.env.FLOOR_API_KEY ?? ''));
   }
   const ctx = { store, liveness: { id: 'floor' } } as unknown as AppContext;
 
-  // FLOOR_FASTIFY_OMIT (bench only; any of options,errors,openapi,hooks,schema) takes parts of the fastify layer out,
-  // to tell Fastify's own cost from that of our options, error handler, OpenAPI, X-Request-Id hook and route schema.
-  const omit = new Set((process.env.FLOOR_FASTIFY_OMIT ?? '').split(','));
   const log = on('logging') ? createLogger(config) : undefined;
-  const app = Fastify(
-    omit.has('options')
-      ? {}
-      : {
-          ...(log
-            ? {
-                loggerInstance: log as FastifyBaseLogger,
-                logController: new LogController({
-                  disableRequestLogging: true,
-                  requestIdLogLabel: 'requestId',
-                }),
-              }
-            : {}),
-          trustProxy: false,
-          bodyLimit: 1024 * 1024,
-          connectionTimeout: 0,
-          requestTimeout: config.requestTimeoutMs,
-          keepAliveTimeout: 10_000,
-          http: { headersTimeout: 20_000, connectionsCheckingInterval: 1_000 },
-          forceCloseConnections: 'idle',
-          return503OnClosing: false,
-          requestIdHeader: false,
-          genReqId: requestIdFor,
-        },
-  );
-  if (!omit.has('errors')) registerErrorHandler(app);
+  const app = Fastify({
+    ...(log
+      ? {
+          loggerInstance: log as FastifyBaseLogger,
+          logController: new LogController({
+            disableRequestLogging: true,
+            requestIdLogLabel: 'requestId',
+          }),
+        }
+      : {}),
+    trustProxy: false,
+    bodyLimit: 1024 * 1024,
+    connectionTimeout: 0,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: 10_000,
+    http: { headersTimeout: 20_000, connectionsCheckingInterval: 1_000 },
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
+    requestIdHeader: false,
+    genReqId: requestIdFor,
+  });
+  registerErrorHandler(app);
   if (on('headers')) registerSecurityHeaders(app);
-  if (!omit.has('openapi')) await registerOpenApi(app, OPENAPI_HEAD);
+  await registerOpenApi(app, OPENAPI_HEAD);
   // The service's own hooks, callbacks as in src/http/server.ts.
-  if (!omit.has('hooks'))
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header('X-Request-Id', request.id);
-      done();
-    });
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     if (log?.isLevelEnabled('info')) request.log.info(requestLogFields(request, reply, route), 'request');
@@ -178,7 +158,8 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
       {
         ...(on('auth') ? { onRequest: requireApiKey(ctx) } : {}),
         config: { badBodyCode: 'bad_upload' },
-        ...(omit.has('schema') ? {} : { schema: imageSchema(schema), validatorCompiler: documentationOnly }),
+        schema: imageSchema(schema),
+        validatorCompiler: documentationOnly,
       },
       async (request, reply) => {
         let limit = 0;

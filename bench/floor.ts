@@ -1,4 +1,5 @@
-// owns: `npm run bench -- --only floor`: raw sharp, the floor server and the service interleaved (issue 28).
+// owns: `npm run bench -- --only floor`, `--only layers` and `--only layers-replay`: raw sharp, the floor server
+// (bench/floor-server.ts) and the service interleaved; the floor with the service's layers added one at a time.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { serveEnvironmentFor } from '../bin/serve-environment.js';
@@ -7,12 +8,13 @@ import { Accumulator, type SideResult } from './compare.ts';
 import { firstLayers, LAYERS } from './floor-layers.ts';
 import { closedLoop, httpClient, prepareImageRequest, type Segment } from './load.ts';
 import { fmt, table } from './report.ts';
-import { freePort, processCpuMs, waitForHealth, type ServiceProcess } from './service.ts';
-import { rawSharp, type Workload } from './workloads.ts';
+import { workloadIds, type BenchContext, type Section } from './section.ts';
+import { freePort, processCpuMs, startService, waitForHealth, type ServiceProcess } from './service.ts';
+import { buildWorkloads, rawSharp, type Workload } from './workloads.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 
-export interface BenchServer {
+interface BenchServer {
   pid: number;
   origin: string;
   cpuMs(): number;
@@ -23,7 +25,7 @@ export interface BenchServer {
  * Starts bench/floor-server.ts as a child with the service's node flags and launch environment, so the only
  * difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
  */
-export async function startFloor(
+async function startFloor(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   options: { onStdout?: (chunk: Buffer) => void } = {},
@@ -88,7 +90,7 @@ export interface Side {
   cpuMs?: () => number;
 }
 
-export interface InterleaveOptions {
+interface InterleaveOptions {
   concurrency: number;
   segmentMs: number;
   rounds: number;
@@ -96,7 +98,7 @@ export interface InterleaveOptions {
 }
 
 /** A side's figures over all rounds, and each round's alone. */
-export interface InterleavedResult extends SideResult {
+interface InterleavedResult extends SideResult {
   rounds: SideResult[];
 }
 
@@ -104,10 +106,7 @@ export interface InterleavedResult extends SideResult {
  * Warms every side, then runs rounds of A B C… segments (B C … A in the next round), so drift of a shared machine
  * hits all sides alike.
  */
-export async function interleave(
-  sides: Side[],
-  opts: InterleaveOptions,
-): Promise<Map<string, InterleavedResult>> {
+async function interleave(sides: Side[], opts: InterleaveOptions): Promise<Map<string, InterleavedResult>> {
   for (const side of sides) await closedLoop(opts.concurrency, opts.warmMs, side.job);
   const acc = new Map(sides.map((s) => [s.name, new Accumulator()]));
   const rounds = new Map<string, SideResult[]>(sides.map((s) => [s.name, []]));
@@ -134,7 +133,7 @@ export async function interleave(
  * over all rounds, one such burst moved a row by up to 0.1 (W2 at 1 connection: 1.10, where the service's own code
  * adds about 1 % to libvips' work).
  */
-export function roundRatio(
+function roundRatio(
   a: InterleavedResult,
   b: InterleavedResult,
   figure: 'cpuPerImageMs' | 'imagesPerSecond',
@@ -151,7 +150,7 @@ export function roundRatio(
   return { median, min: ratios[0] as number, max: ratios[ratios.length - 1] as number };
 }
 
-export interface FloorRow {
+interface FloorRow {
   workload: Workload;
   concurrency: number;
   raw: InterleavedResult;
@@ -162,7 +161,7 @@ export interface FloorRow {
 }
 
 /** Requests each server answers before the first workload is measured (see warmServers). */
-export interface ServerWarmUp {
+interface ServerWarmUp {
   workload: Workload;
   requests: number;
 }
@@ -198,7 +197,7 @@ async function warmServers(
  * Raw sharp, the floor, a second floor process (the A/A control) and the service on each workload at each
  * concurrency, interleaved round by round.
  */
-export async function measureFloor(
+async function measureFloor(
   workloads: Workload[],
   service: ServiceProcess,
   floor: BenchServer,
@@ -255,7 +254,7 @@ function failures(...sides: SideResult[]): string {
   return String(n);
 }
 
-export function floorTable(rows: FloorRow[]): string {
+function floorTable(rows: FloorRow[]): string {
   const head = [
     'Workload',
     'conns',
@@ -297,7 +296,7 @@ function ratioCell({ median, min, max }: ReturnType<typeof roundRatio>): string 
  * The goal of issue 28 per row: service ≥ 0.95× the floor's images/s and ≤ 1.05× its CPU per image, each the
  * median of the rounds' ratios.
  */
-export function floorGoalLines(rows: FloorRow[]): string[] {
+function floorGoalLines(rows: FloorRow[]): string[] {
   const held = rows.filter(
     (r) =>
       roundRatio(r.service, r.floor, 'imagesPerSecond').median >= 0.95 &&
@@ -321,12 +320,12 @@ export function floorGoalLines(rows: FloorRow[]): string[] {
   ];
 }
 
-export interface LayerRow {
+interface LayerRow {
   name: string;
   result: SideResult;
 }
 
-export interface LayerMeasurement {
+interface LayerMeasurement {
   workload: Workload;
   /** floor, +fastify, +multipart, … (each adds one layer to the one before), then the service. */
   rows: LayerRow[];
@@ -336,7 +335,7 @@ export interface LayerMeasurement {
  * The floor, each variant with one more of LAYERS (bench/floor-layers.ts), and the service, interleaved on one
  * workload. Variants run as idle children side by side, so each segment meets the same machine.
  */
-export async function measureLayers(
+async function measureLayers(
   workloads: Workload[],
   service: ServiceProcess,
   variantEnv: Record<string, string>,
@@ -386,7 +385,7 @@ export async function measureLayers(
 /** Name of the second bare floor process, the A/A control. */
 const CONTROL = 'floor again (A/A control)';
 
-export function layerTable(measurement: LayerMeasurement): string {
+function layerTable(measurement: LayerMeasurement): string {
   const control = measurement.rows.find((row) => row.name === CONTROL) as LayerRow;
   const m = { ...measurement, rows: measurement.rows.filter((row) => row !== control) };
   const cpu = (i: number) => (m.rows[i] as LayerRow).result.cpuPerImageMs;
@@ -425,3 +424,114 @@ export function layerTable(measurement: LayerMeasurement): string {
       ` (${fmt.n(control.result.cpuPerImageMs - floorCpu, 2)} ms from the floor): differences of that size are noise.`,
   ].join('\n');
 }
+
+/** Before the floor and layer sections: the smallest image, whose requests run the whole HTTP path at least cost. */
+function serverWarmUpOf(ctx: BenchContext, workloads: Workload[]): ServerWarmUp {
+  return {
+    workload: workloads.find((w) => w.id === 'W6') as Workload,
+    requests: ctx.quick ? 200 : 4_000,
+  };
+}
+
+export const floorSection: Section = {
+  heading: 'Floor: raw sharp, the floor server and the service',
+  question: 'Against raw sharp and the floor',
+  about: 'raw sharp, a bare node:http + busboy + sharp server and the service, 1 and 2 connections (~12 min)',
+  async run(ctx) {
+    const wanted = workloadIds(ctx, ['W1', 'W2', 'W4', 'W6']);
+    const base = await ctx.base();
+    const all = await buildWorkloads(base);
+    const workloads = all.filter((w) => wanted.has(w.id));
+    const segmentMs = ctx.quick ? 1_500 : 3_000;
+    const serverWarmUp = serverWarmUpOf(ctx, all);
+    // Seven short rounds rather than three long ones: the ratios are medians of the rounds' (roundRatio), and more
+    // alternations leave fewer rounds to a burst of other load on the host. Three rounds of 4 s moved one row by up
+    // to 0.1 between runs of the same code, twice the goal's margin.
+    const rounds = ctx.quick ? 1 : 7;
+    // Two job slots serve both the 1- and the 2-connection rows; at 1 connection only one job runs.
+    const service = await startService({ ...ctx.serviceEnv, MAX_CONCURRENT_JOBS: '2' });
+    const floor = await startFloor(service.launchEnvironment);
+    const control = await startFloor(service.launchEnvironment);
+    try {
+      const rows = await measureFloor(workloads, service, floor, control, ctx.limits, {
+        concurrencies: [1, 2],
+        segmentMs,
+        rounds,
+        serverWarmUp,
+        // Then each workload's own path (its encoder, its sizes) runs a while before it is measured.
+        warmMs: ctx.quick ? 500 : 3_000,
+      });
+      return {
+        method: [
+          `Input: ${base.description}`,
+          `First, each server answers ${serverWarmUp.requests} W6 requests at 2 connections (V8 optimizes the request path; see warmServers)`,
+          `Per workload and connection count: a warm-up of ${ctx.quick ? 0.5 : 3} s of each side, then ${rounds} rounds of` +
+            ` ${segmentMs / 1000} s alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) →` +
+            ' floor B (a second, identical floor process: the A/A control) → service;' +
+            " each ratio is the median of the rounds' ratios, with their range in brackets",
+          "Floor: node:http + @fastify/busboy + one sharp call with the service's settings (sharpInputOptions," +
+            ' metadata, autoOrient, applyPhases); same node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the service',
+          'Service: MAX_CONCURRENT_JOBS=2 (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production);' +
+            ' CPU/img of both servers from /proc (all threads), raw from process.cpuUsage()',
+        ],
+        body: [floorTable(rows), '', ...floorGoalLines(rows)].join('\n'),
+      };
+    } finally {
+      await floor.stop();
+      await control.stop();
+      await service.stop();
+    }
+  },
+};
+
+async function layers(ctx: BenchContext, replay: boolean) {
+  const wanted = workloadIds(ctx, ['W1', 'W6']);
+  const all = await buildWorkloads(await ctx.base());
+  const workloads = all.filter((w) => wanted.has(w.id));
+  const segmentMs = ctx.quick ? 1_000 : replay ? 2_000 : 3_000;
+  const rounds = ctx.quick ? 1 : 3;
+  const serverWarmUp = serverWarmUpOf(ctx, all);
+  const service = await startService({ ...ctx.serviceEnv, MAX_CONCURRENT_JOBS: '2' });
+  try {
+    const measurements = await measureLayers(
+      workloads,
+      service,
+      // The service's settings the layers read: the same quota, log level, job slots and thread pool.
+      { ...service.launchEnvironment, LOG_LEVEL: 'warn', QUOTA_FREE: '1000000000', MAX_CONCURRENT_JOBS: '2' },
+      { concurrency: 1, segmentMs, rounds, warmMs: ctx.quick ? 300 : 1_000, replay, serverWarmUp },
+    );
+    return {
+      method: [
+        ...(replay
+          ? [
+              'FLOOR_REPLAY=1: each variant processes the upload once, then answers the same output again without' +
+                ' sharp; so +pipeline here is the job limiter only (its sharp work is in the other table)',
+            ]
+          : []),
+        `First, each server answers ${serverWarmUp.requests} W6 requests at 2 connections (see warmServers)`,
+        `1 connection; per workload a warm-up of each variant, then ${rounds} rounds of ${segmentMs / 1000} s` +
+          ` going through the floor, every variant${replay ? '' : ' and the service'} in turn (bench/floor-layers.ts:` +
+          " each variant runs the service's own code for its layers); CPU/img of each server process from /proc",
+        'Variants and service: LOG_LEVEL=warn, QUOTA_FREE=1e9, MAX_CONCURRENT_JOBS=2, NODE_ENV=production, the same' +
+          ' node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES',
+      ],
+      body: measurements.map(layerTable).join('\n\n'),
+    };
+  } finally {
+    await service.stop();
+  }
+}
+
+export const layersSection: Section = {
+  heading: 'Floor + one layer at a time: what each layer of the service costs',
+  question: 'Against raw sharp and the floor',
+  about: "the floor with the service's layers added one at a time, and the service; W1, W6 (~11 min)",
+  run: (ctx) => layers(ctx, false),
+};
+
+export const layersReplaySection: Section = {
+  heading: 'Floor + one layer at a time, outputs replayed: the HTTP path alone',
+  question: 'Against raw sharp and the floor',
+  about: "the same ladder with sharp's outputs replayed: the HTTP path of each layer alone (~3 min)",
+  run: (ctx) => layers(ctx, true),
+};

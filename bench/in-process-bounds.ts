@@ -1,13 +1,12 @@
-// owns: the measurement behind the in-process allow-list (docs/security.md, issue 39): for each input kind the
-// allow-list admits, at sizes around its pixel limit, the CPU and wall time of its decode alone and of the costliest
-// allowed jobs (noise, which no codec compresses, at quality 100, no resize), alone on one libvips thread, and when
-// it ended under a 1 s sharp timeout (past 1 s: what libvips could not interrupt). Run once by hand:
-// npx tsx bench/in-process-bounds.ts 1,4,16 (the megapixels)
+// owns: `npm run bench -- --only in-process-bounds [--megapixels 1,4,16]`, the measurement behind the in-process
+// allow-list (docs/security.md): for each input kind the allow-list admits, at sizes around its pixel limit, the CPU
+// and wall time of its decode alone and of the costliest allowed jobs (noise, which no codec compresses, at quality
+// 100, no resize), alone on one libvips thread, and when it ended under a 1 s sharp timeout (past 1 s: what libvips
+// could not interrupt). Run it before adding an input kind or an operation to the allow-list.
 import sharp, { type Sharp } from 'sharp';
 import { sharpInputOptions } from '../src/pipeline/process.ts';
-
-sharp.concurrency(1);
-sharp.cache(false);
+import { table } from './report.ts';
+import type { Section } from './section.ts';
 
 function noise(width: number, height: number): Buffer {
   const px = Buffer.alloc(width * height * 3);
@@ -44,24 +43,58 @@ async function timed(job: () => Promise<unknown>): Promise<{ wall: number; cpu: 
   return { wall: performance.now() - t0, cpu: (c.user + c.system) / 1000, error };
 }
 
-const megapixels = (process.argv[2] ?? '4,8,16').split(',').map(Number);
-console.log('| input | MP | output | CPU ms | wall ms | wall with a 1 s timeout ms |');
-console.log('| --- | --- | --- | --- | --- | --- |');
-for (const mp of megapixels) {
-  const width = Math.round(Math.sqrt(mp * 1e6 * 1.5));
-  const height = Math.round((mp * 1e6) / width);
-  const pixels = noise(width, height);
-  for (const [kind, encode] of Object.entries(KINDS)) {
-    const input = await encode(sharp(pixels, { raw: { width, height, channels: 3 } })).toBuffer();
-    for (const [output, write] of Object.entries(OUTPUTS)) {
-      const run = (seconds: number) =>
-        write(sharp(input, sharpInputOptions(100_000_000)).timeout({ seconds }).autoOrient()).toBuffer();
-      const free = await timed(() => run(0));
-      const stopped = await timed(() => run(1));
-      console.log(
-        `| ${kind} | ${mp} | ${output} | ${Math.round(free.cpu)} | ${Math.round(free.wall)} | ` +
-          `${stopped.error ? Math.round(stopped.wall) : 'finished'} |`,
-      );
+/** Every kind × output at each size, alone on one libvips thread without its cache; sharp's settings are restored. */
+async function measureBounds(megapixels: readonly number[]): Promise<string> {
+  const threads = sharp.concurrency();
+  const cache = sharp.cache();
+  sharp.concurrency(1);
+  sharp.cache(false);
+  const rows: (string | number)[][] = [];
+  try {
+    for (const mp of megapixels) {
+      const width = Math.round(Math.sqrt(mp * 1e6 * 1.5));
+      const height = Math.round((mp * 1e6) / width);
+      const pixels = noise(width, height);
+      for (const [kind, encode] of Object.entries(KINDS)) {
+        const input = await encode(sharp(pixels, { raw: { width, height, channels: 3 } })).toBuffer();
+        for (const [output, write] of Object.entries(OUTPUTS)) {
+          console.error(`[in-process-bounds] ${kind} ${mp} MP → ${output}`);
+          const run = (seconds: number) =>
+            write(sharp(input, sharpInputOptions(100_000_000)).timeout({ seconds }).autoOrient()).toBuffer();
+          const free = await timed(() => run(0));
+          const stopped = await timed(() => run(1));
+          rows.push([
+            kind,
+            mp,
+            output,
+            Math.round(free.cpu),
+            Math.round(free.wall),
+            stopped.error ? Math.round(stopped.wall) : 'finished',
+          ]);
+        }
+      }
     }
+  } finally {
+    sharp.concurrency(threads);
+    sharp.cache({ memory: cache.memory.max, files: cache.files.max, items: cache.items.max });
   }
+  return table(['input', 'MP', 'output', 'CPU ms', 'wall ms', 'wall with a 1 s timeout ms'], rows);
 }
+
+export const inProcessBoundsSection: Section = {
+  heading: 'In-process bounds: what a job on the allow-list can cost',
+  question: 'Cost of isolation',
+  about:
+    'what a job on the in-process allow-list can cost, free and under a 1 s timeout; --megapixels (~3 min)',
+  async run(ctx) {
+    const megapixels = ctx.megapixels ?? (ctx.quick ? [1] : [4, 8, 16]);
+    return {
+      method: [
+        `Noise (which no codec compresses) at ${megapixels.join(', ')} MP, quality 100, no resize; each job alone on one` +
+          ' libvips thread without its cache, run free and again under a 1 s sharp timeout (a wall time there: what' +
+          ' libvips could not interrupt); CPU of the bench process',
+      ],
+      body: await measureBounds(megapixels),
+    };
+  },
+};

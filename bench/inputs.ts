@@ -93,7 +93,7 @@ export async function loadBaseImage(forceSynthetic: boolean): Promise<BaseImage>
   const photo = forceSynthetic ? undefined : DEBIAN_PHOTOS.find((p) => existsSync(p.path));
   if (photo) return { description: photo.what, data: readFileSync(photo.path), synthetic: false };
   return {
-    description: 'seeded synthetic photograph (no Debian photo package installed; see BENCHMARKS.md)',
+    description: 'seeded synthetic photograph (no Debian photo package installed; see bench/README.md)',
     data: await syntheticPhoto(),
     synthetic: true,
   };

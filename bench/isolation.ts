@@ -1,4 +1,4 @@
-// owns: what running a job in a killable child process costs (issue 22): CPU per image and images/s of
+// owns: `npm run bench -- --only isolation`: what running a job in a killable child process costs: CPU per image and images/s of
 // processImage in-process against the isolated processor, one job at a time, on the same workloads.
 import {
   childMemoryLimitBytes,
@@ -7,8 +7,9 @@ import {
 } from '../src/pipeline/isolated-processor.ts';
 import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
 import { fmt, table } from './report.ts';
+import { workloadIds, type Section } from './section.ts';
 import { processCpuMs } from './service.ts';
-import type { Workload } from './workloads.ts';
+import { buildWorkloads, type Workload } from './workloads.ts';
 
 interface Side {
   images: number;
@@ -17,7 +18,7 @@ interface Side {
   latencies: number[];
 }
 
-export interface IsolationRow {
+interface IsolationRow {
   workload: Workload;
   inProcess: Side;
   isolated: Side;
@@ -39,7 +40,7 @@ async function segment(side: Side, segmentMs: number, job: () => Promise<unknown
   side.cpuMs += processCpuMs(process.pid) - cpuBefore;
 }
 
-export async function measureIsolation(
+async function measureIsolation(
   workloads: Workload[],
   limits: ProcessLimits,
   options: { segmentMs: number; rounds: number },
@@ -71,7 +72,7 @@ export async function measureIsolation(
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-export function isolationTable(rows: IsolationRow[]): string {
+function isolationTable(rows: IsolationRow[]): string {
   return table(
     [
       'Workload',
@@ -99,3 +100,25 @@ export function isolationTable(rows: IsolationRow[]): string {
     }),
   );
 }
+
+export const isolationSection: Section = {
+  heading: 'Cost of isolation',
+  question: 'Cost of isolation',
+  about: 'processImage in-process against the same job in a killable child, W1, W2, W4, W6 (~2 min)',
+  async run(ctx) {
+    const wanted = workloadIds(ctx, ['W1', 'W2', 'W4', 'W6']);
+    const base = await ctx.base();
+    const workloads = (await buildWorkloads(base)).filter((w) => wanted.has(w.id));
+    const segmentMs = ctx.quick ? 1_000 : 4_000;
+    const rounds = ctx.quick ? 1 : 3;
+    const rows = await measureIsolation(workloads, ctx.limits, { segmentMs, rounds });
+    return {
+      method: [
+        `Input: ${base.description}; one job at a time in the bench process, ${rounds} rounds of` +
+          ` ${segmentMs / 1000} s per side, alternating, after a warm-up. CPU is the bench process and its children` +
+          " (the child's own libvips and V8 included), from /proc",
+      ],
+      body: isolationTable(rows),
+    };
+  },
+};

@@ -51,7 +51,7 @@ export async function closedLoop(
   };
 }
 
-export function multipartUpload(image: Buffer, operations: unknown): { body: Buffer; contentType: string } {
+function multipartUpload(image: Buffer, operations: unknown): { body: Buffer; contentType: string } {
   const boundary = `----imgpipebench${randomBytes(8).toString('hex')}`;
   const body = Buffer.concat([
     Buffer.from(
@@ -91,23 +91,6 @@ export function prepareImageRequest(apiKey: string | undefined, image: Buffer, o
   const headers: Record<string, string> = { 'content-type': contentType };
   if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
   return { body, headers };
-}
-
-/** Sends `request` `count` times, `connections` at a time (at most the client's sockets); throws on any non-200. */
-export async function postRequests(
-  client: HttpClient,
-  request: PreparedRequest,
-  count: number,
-  connections: number,
-): Promise<void> {
-  await Promise.all(
-    Array.from({ length: connections }, async (_, lane) => {
-      for (let i = lane; i < count; i += connections) {
-        const status = await client.post(request);
-        if (status !== '200') throw new Error(`status ${status}`);
-      }
-    }),
-  );
 }
 
 /** A keep-alive undici pool with exactly `connections` sockets: one request in flight per connection. */

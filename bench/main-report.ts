@@ -1,6 +1,11 @@
-// The comparison tables and the target checks of issues 8 and 15, as markdown.
-import type { WorkloadResult } from './compare.ts';
+// owns: `npm run bench -- --only main`: the service over HTTP against raw sharp and processImage in-process on each
+// workload, and the targets it is held to, as markdown.
+import { compareWorkload, type WorkloadResult } from './compare.ts';
+import { httpClient } from './load.ts';
 import { fmt, table } from './report.ts';
+import type { Section } from './section.ts';
+import { startService } from './service.ts';
+import { buildWorkloads } from './workloads.ts';
 
 // Issue 15. W6 (the small image) has no target: its ratio and CPU per request are reported.
 const THROUGHPUT_TARGETS: Record<string, number> = { W1: 0.9, W2: 0.9, W3: 0.95, W4: 0.9, W5: 0.9 };
@@ -20,7 +25,7 @@ function failures(r: WorkloadResult): string {
   return text || '0';
 }
 
-export function comparisonTables(results: WorkloadResult[]): string {
+function comparisonTables(results: WorkloadResult[]): string {
   const speed = table(
     [
       'Workload',
@@ -72,13 +77,13 @@ export function comparisonTables(results: WorkloadResult[]): string {
   return `${speed}\n\n${cost}`;
 }
 
-export interface TargetCheck {
+interface TargetCheck {
   target: string;
   measured: string;
   holds: boolean;
 }
 
-export function targetChecks(results: WorkloadResult[]): TargetCheck[] {
+function targetChecks(results: WorkloadResult[]): TargetCheck[] {
   const checks: TargetCheck[] = [];
   for (const r of results) {
     const id = r.workload.id;
@@ -114,9 +119,53 @@ export function targetChecks(results: WorkloadResult[]): TargetCheck[] {
   return checks;
 }
 
-export function targetTable(checks: TargetCheck[]): string {
-  return table(
-    ['Target (issues 8 and 15)', 'Measured', 'Holds'],
-    checks.map((c) => [c.target, c.measured, c.holds ? 'yes' : '**no**']),
+/** The targets in one line: how many hold, and each miss with its figure. */
+function targetLine(checks: TargetCheck[]): string {
+  const misses = checks.filter((c) => !c.holds).map((c) => `${c.target} (${c.measured})`);
+  return (
+    `Targets: ${checks.length - misses.length} of ${checks.length} hold` +
+    (misses.length > 0 ? `; missed: ${misses.join('; ')}.` : '.')
   );
 }
+
+export const mainSection: Section = {
+  heading: 'Service against raw sharp',
+  question: 'Against raw sharp and the floor',
+  about: 'W1–W7 over HTTP against raw sharp and processImage in-process, alternating (~6 min)',
+  async run(ctx) {
+    const wanted = ctx.workloads ? new Set(ctx.workloads) : undefined;
+    const base = await ctx.base();
+    const workloads = (await buildWorkloads(base)).filter((w) => !wanted || wanted.has(w.id));
+    const segmentMs = ctx.quick ? 2_000 : 8_000;
+    const rounds = ctx.quick ? 2 : 3;
+    const { concurrency, limits } = ctx;
+    const service = await startService(ctx.serviceEnv);
+    const client = httpClient(service.origin, concurrency);
+    const results: WorkloadResult[] = [];
+    try {
+      for (const w of workloads) {
+        console.error(`[main] ${w.id} ${w.label}`);
+        const r = await compareWorkload(w, service, client, { concurrency, segmentMs, rounds, limits });
+        results.push(r);
+        console.error(
+          `  raw ${r.raw.imagesPerSecond.toFixed(1)}/s  service ${r.service.imagesPerSecond.toFixed(1)}/s  ` +
+            `cpu ${r.raw.cpuPerImageMs.toFixed(1)} vs ${r.service.cpuPerImageMs.toFixed(1)} ms`,
+        );
+      }
+    } finally {
+      await client.close();
+      await service.stop();
+    }
+    return {
+      method: [
+        `Input: ${base.description}`,
+        `${concurrency} connections; ${rounds} rounds of ${segmentMs / 1000} s per side, alternating raw sharp →` +
+          ` processImage → service, after a warm-up; AVIF_EFFORT=${limits.avifEffort}`,
+        `Service environment set by the bench: ${Object.entries(ctx.serviceEnv)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')} (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production)`,
+      ],
+      body: [comparisonTables(results), '', targetLine(targetChecks(results))].join('\n'),
+    };
+  },
+};

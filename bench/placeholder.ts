@@ -1,4 +1,4 @@
-// The placeholder's CPU per image: `placeholder: true` on W1 (w=800 JPEG q80). Process CPU (user + system, libvips
+// owns: `npm run bench -- --only placeholder`, the placeholder's CPU per image: `placeholder: true` on W1 (w=800 JPEG q80). Process CPU (user + system, libvips
 // threads included) per job, least of N, the two jobs alternating: W1 with and without the placeholder (their
 // difference is what the placeholder costs the job: the encode through kept pixels, the thumbnail, the ThumbHash),
 // and for comparison what decoding the output again would cost (placeholderOfImage, the path of outputs that carry
@@ -6,9 +6,10 @@
 import sharp from 'sharp';
 import { placeholderOfImage, placeholderOfPixels } from '../src/pipeline/placeholder.ts';
 import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
-import type { Workload } from './workloads.ts';
+import type { Section } from './section.ts';
+import { buildWorkloads, type Workload } from './workloads.ts';
 
-export interface PlaceholderCost {
+interface PlaceholderCost {
   outputBytes: number;
   outputSize: string;
   withoutMs: number;
@@ -35,7 +36,7 @@ async function leastCpu(runs: number, variants: (() => unknown)[]): Promise<numb
   return least;
 }
 
-export async function measurePlaceholder(
+async function measurePlaceholder(
   w1: Workload,
   limits: ProcessLimits,
   quick: boolean,
@@ -62,7 +63,7 @@ export async function measurePlaceholder(
   };
 }
 
-export function placeholderTable(cost: PlaceholderCost): string {
+function placeholderTable(cost: PlaceholderCost): string {
   return [
     '| W1 job (least CPU of the rounds) | CPU per image (ms) |',
     '| --- | ---: |',
@@ -73,3 +74,23 @@ export function placeholderTable(cost: PlaceholderCost): string {
     `| for comparison: decoding the output again (outputs with metadata, searches, animations) | ${cost.decodeAgainMs.toFixed(2)} |`,
   ].join('\n');
 }
+
+export const placeholderSection: Section = {
+  heading: 'Placeholder',
+  question: 'Placeholder CPU',
+  about: 'CPU per image of W1 with and without placeholder: true, in-process (~30 s)',
+  async run(ctx) {
+    const base = await ctx.base();
+    const w1 = (await buildWorkloads(base)).find((w) => w.id === 'W1');
+    if (!w1) throw new Error('W1 is missing');
+    const cost = await measurePlaceholder(w1, ctx.limits, ctx.quick);
+    return {
+      method: [
+        `Input: ${base.description}; ${w1.label}; output ${cost.outputSize}, ${cost.outputBytes} bytes`,
+        `Process CPU (user + system, libvips threads included) per call, least of ${cost.runs} rounds in which the` +
+          ' variants alternate, after 5 warm-up calls each',
+      ],
+      body: placeholderTable(cost),
+    };
+  },
+};

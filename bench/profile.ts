@@ -1,25 +1,14 @@
-// owns: `npm run profile`: a CPU profile and a GC trace of the service's main thread under one workload's load,
-// summed per request by where the time goes (GC, HTTP, multipart, store, logging, the project's own code).
+// owns: `npm run bench -- --only profile`: per workload, the service's event loop busy time per image (from its own
+// /metrics, no profiler), then a CPU profile and a GC trace of its main thread under the same load, summed per image
+// by where the time goes (GC, HTTP, multipart, store, logging, the project's own code).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { loadBaseImage } from './inputs.ts';
 import { closedLoop, httpClient, prepareImageRequest } from './load.ts';
+import { fmt, table } from './report.ts';
+import { workloadIds, type Section } from './section.ts';
 import { startService } from './service.ts';
-import { buildWorkloads } from './workloads.ts';
-
-const { values: args } = parseArgs({
-  options: {
-    workload: { type: 'string', default: 'W1' },
-    seconds: { type: 'string', default: '20' },
-    concurrency: { type: 'string', default: '2' },
-    synthetic: { type: 'boolean', default: false },
-    // Only the event loop's busy time per image, without the profiler's own overhead.
-    'event-loop-only': { type: 'boolean', default: false },
-  },
-});
-const eventLoopOnly = args['event-loop-only'];
+import { buildWorkloads, type Workload } from './workloads.ts';
 
 interface CallFrame {
   functionName: string;
@@ -44,88 +33,150 @@ function categoryOf({ functionName, url }: CallFrame): string {
   return url === '' ? '(native)' : 'other';
 }
 
-const concurrency = Number(args.concurrency);
-const workload = (await buildWorkloads(await loadBaseImage(args.synthetic))).find(
-  (w) => w.id === args.workload,
-);
-if (!workload) throw new Error(`no workload ${args.workload}`);
-const profileDir = mkdtempSync(join(tmpdir(), 'imgpipe-profile-'));
-let gcTrace = '';
-const service = await startService(
-  { MAX_CONCURRENT_JOBS: String(concurrency) },
-  eventLoopOnly ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir, '--trace-gc'],
-  { onStdout: (chunk) => (gcTrace += chunk.toString()) },
-);
-const client = httpClient(service.origin, concurrency);
-const request = prepareImageRequest(service.apiKey, workload.input, workload.operations);
-const warmUp = await closedLoop(concurrency, 3000, () => client.post(request));
-/** Seconds the service's event loop has been busy, from its own /metrics. */
-const eventLoopActiveSeconds = async () =>
-  Number(
-    /^imgpipe_event_loop_active_seconds_total (\S+)$/m.exec(
-      await (await fetch(`${service.origin}/metrics`)).text(),
-    )?.[1],
+interface LoadFigures {
+  images: number;
+  warmUpImages: number;
+  serverCpuMsPerImage: number;
+  loopMsPerImage: number;
+  gcLines: string[];
+}
+
+/** One service under one workload's closed loop; with `profileDir`, under the CPU profiler and --trace-gc. */
+async function underLoad(
+  workload: Workload,
+  concurrency: number,
+  seconds: number,
+  profileDir?: string,
+): Promise<LoadFigures> {
+  let gcTrace = '';
+  const service = await startService(
+    { MAX_CONCURRENT_JOBS: String(concurrency) },
+    profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--trace-gc'] : [],
+    { onStdout: (chunk) => (gcTrace += chunk.toString()) },
   );
-const gcBefore = gcTrace.length;
-const cpuBefore = service.cpuMs();
-const loopBefore = await eventLoopActiveSeconds();
-const segment = await closedLoop(concurrency, Number(args.seconds) * 1000, () => client.post(request));
-const serverCpuMs = service.cpuMs() - cpuBefore;
-const loopMsPerImage = (((await eventLoopActiveSeconds()) - loopBefore) * 1000) / segment.images;
-const gcLines = gcTrace.slice(gcBefore).split('\n');
-await client.close();
-await service.stop();
-if (eventLoopOnly) {
-  console.log(
-    `${workload.id}: ${segment.images} images in ${args.seconds} s; event loop busy ${loopMsPerImage.toFixed(2)} ms per ` +
-      `image, so one instance's event loop saturates near ${Math.round(1000 / loopMsPerImage)} requests/s; ` +
-      `server CPU ${(serverCpuMs / segment.images).toFixed(2)} ms per image`,
-  );
-  process.exit(0);
+  const client = httpClient(service.origin, concurrency);
+  try {
+    const request = prepareImageRequest(service.apiKey, workload.input, workload.operations);
+    const warmUp = await closedLoop(concurrency, 3000, () => client.post(request));
+    /** Seconds the service's event loop has been busy, from its own /metrics. */
+    const eventLoopActiveSeconds = async () =>
+      Number(
+        /^imgpipe_event_loop_active_seconds_total (\S+)$/m.exec(
+          await (await fetch(`${service.origin}/metrics`)).text(),
+        )?.[1],
+      );
+    const gcBefore = gcTrace.length;
+    const cpuBefore = service.cpuMs();
+    const loopBefore = await eventLoopActiveSeconds();
+    const segment = await closedLoop(concurrency, seconds * 1000, () => client.post(request));
+    return {
+      images: segment.images,
+      warmUpImages: warmUp.images,
+      serverCpuMsPerImage: (service.cpuMs() - cpuBefore) / segment.images,
+      loopMsPerImage: (((await eventLoopActiveSeconds()) - loopBefore) * 1000) / segment.images,
+      gcLines: gcTrace.slice(gcBefore).split('\n'),
+    };
+  } finally {
+    await client.close();
+    await service.stop();
+  }
 }
 
-const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
-if (!file) throw new Error('the service wrote no CPU profile');
-const profile = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as CpuProfile;
-rmSync(profileDir, { recursive: true, force: true });
-
-const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
-const byCategory = new Map<string, number>();
-const byFunction = new Map<string, number>();
-profile.samples.forEach((id, i) => {
-  const frame = frames.get(id) as CallFrame;
-  const ms = (profile.timeDeltas[i] ?? 0) / 1000;
-  const category = categoryOf(frame);
-  byCategory.set(category, (byCategory.get(category) ?? 0) + ms);
-  const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/(src|dist)\//, '$1/')}:${frame.lineNumber + 1}`;
-  if (category !== '(idle)') byFunction.set(name, (byFunction.get(name) ?? 0) + ms);
-});
-// The profile spans the whole life of the process (warm-up included); the other figures only the segment.
-const profiledImages = warmUp.images + segment.images;
-const gcCount = (kind: RegExp) => gcLines.filter((l) => kind.test(l)).length;
-const gcMs = (kind: RegExp) =>
-  gcLines
-    .filter((l) => kind.test(l))
-    .reduce((sum, l) => sum + Number(/([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0), 0);
-const perRequest = (ms: number, images = segment.images) => (ms / images).toFixed(2);
-
-console.log(
-  `## Profile: ${workload.id} (${workload.label}), ${concurrency} connections, ${args.seconds} s\n`,
-);
-console.log(`Command: \`npm run profile -- ${process.argv.slice(2).join(' ')}\``);
-console.log(
-  `\n${segment.images} images; server CPU (all threads) ${perRequest(serverCpuMs)} ms per image; ` +
-    `event loop busy ${loopMsPerImage.toFixed(2)} ms per image (profiler included).\n` +
-    `GC (--trace-gc, the measured segment): ${gcCount(/Scavenge/)} scavenges (${perRequest(gcMs(/Scavenge/))} ms/img), ` +
-    `${gcCount(/Mark-Compact|Mark-sweep/)} mark-compacts (${perRequest(gcMs(/Mark-Compact|Mark-sweep/))} ms/img).\n`,
-);
-console.log('Main thread, by part (ms per image of the whole profiled run, warm-up included):\n');
-console.log('| Part | ms/img |\n| --- | --- |');
-for (const [category, ms] of [...byCategory].sort((a, b) => b[1] - a[1])) {
-  if (category !== '(idle)') console.log(`| ${category} | ${perRequest(ms, profiledImages)} |`);
+/** The main thread's profile of one workload: by part and the top functions, ms per image. */
+async function profileOf(workload: Workload, concurrency: number, seconds: number): Promise<string> {
+  const profileDir = mkdtempSync(join(tmpdir(), 'imgpipe-profile-'));
+  try {
+    const load = await underLoad(workload, concurrency, seconds, profileDir);
+    const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error('the service wrote no CPU profile');
+    const profile = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as CpuProfile;
+    const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+    const byCategory = new Map<string, number>();
+    const byFunction = new Map<string, number>();
+    profile.samples.forEach((id, i) => {
+      const frame = frames.get(id) as CallFrame;
+      const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+      const category = categoryOf(frame);
+      byCategory.set(category, (byCategory.get(category) ?? 0) + ms);
+      const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/(src|dist)\//, '$1/')}:${frame.lineNumber + 1}`;
+      if (category !== '(idle)') byFunction.set(name, (byFunction.get(name) ?? 0) + ms);
+    });
+    // The profile spans the whole life of the process (warm-up included); the GC figures only the segment.
+    const profiledImages = load.warmUpImages + load.images;
+    const perImage = (ms: number) => fmt.n(ms / profiledImages, 2);
+    const gc = (kind: RegExp) => {
+      const lines = load.gcLines.filter((l) => kind.test(l));
+      const ms = lines.reduce((sum, l) => sum + Number(/([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0), 0);
+      return `${lines.length} (${fmt.n(ms / load.images, 2)} ms/img)`;
+    };
+    return [
+      `${workload.id} under the profiler: ${load.images} images; GC in the measured segment (--trace-gc):` +
+        ` scavenges ${gc(/Scavenge/)}, mark-compacts ${gc(/Mark-Compact|Mark-sweep/)}.`,
+      '',
+      table(
+        ['Main thread, by part', 'ms/img'],
+        [...byCategory]
+          // Parts under 0.05 ms per image are left out: dozens of packages that only ran at start-up.
+          .filter(([category, ms]) => category !== '(idle)' && ms / profiledImages >= 0.05)
+          .sort((a, b) => b[1] - a[1])
+          .map(([category, ms]) => [category, perImage(ms)]),
+      ),
+      '',
+      table(
+        ['Top functions by self time', 'ms/img'],
+        [...byFunction]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 10)
+          .map(([name, ms]) => [`\`${name}\``, perImage(ms)]),
+      ),
+    ].join('\n');
+  } finally {
+    rmSync(profileDir, { recursive: true, force: true });
+  }
 }
-console.log('\nTop functions by self time:\n');
-console.log('| Function | ms/img |\n| --- | --- |');
-for (const [name, ms] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 20)) {
-  console.log(`| \`${name}\` | ${perRequest(ms, profiledImages)} |`);
-}
+
+export const profileSection: Section = {
+  heading: "Where the main thread's time goes",
+  question: 'Against raw sharp and the floor',
+  about:
+    "the event loop's busy time per image, then a CPU profile and GC trace of the main thread (~1 min; W1)",
+  async run(ctx) {
+    const wanted = workloadIds(ctx, ['W1']);
+    const base = await ctx.base();
+    const workloads = (await buildWorkloads(base)).filter((w) => wanted.has(w.id));
+    const seconds = ctx.quick ? 5 : 20;
+    const loopRows: (string | number)[][] = [];
+    const profiles: string[] = [];
+    for (const w of workloads) {
+      const load = await underLoad(w, ctx.concurrency, seconds);
+      loopRows.push([
+        `${w.id}: ${w.label}`,
+        load.images,
+        fmt.n(load.serverCpuMsPerImage, 2),
+        fmt.n(load.loopMsPerImage, 2),
+        Math.round(1000 / load.loopMsPerImage),
+      ]);
+      profiles.push(await profileOf(w, ctx.concurrency, seconds));
+    }
+    return {
+      method: [
+        `Input: ${base.description}; ${ctx.concurrency} connections, 3 s of warm-up, then ${seconds} s measured`,
+        "First without the profiler: the event loop busy time from the service's own /metrics; then a second service" +
+          ' under --cpu-prof and --trace-gc (the profile covers the warm-up too)',
+      ],
+      body: [
+        table(
+          [
+            'Workload',
+            'images',
+            'server CPU ms/img (all threads)',
+            'event loop busy ms/img',
+            'requests/s where one event loop saturates',
+          ],
+          loopRows,
+        ),
+        ...profiles.flatMap((p) => ['', p]),
+      ].join('\n'),
+    };
+  },
+};

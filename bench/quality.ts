@@ -12,10 +12,11 @@ import type { Operations } from '../src/pipeline/operations.ts';
 import { ssimulacra2 } from '../src/pipeline/ssimulacra2.ts';
 import { avifOptions } from '../src/pipeline/steps.ts';
 import { fmt, table } from './report.ts';
+import type { Section, SectionOutput } from './section.ts';
 
 const run = promisify(execFile);
 
-export const RESIZE = { w: 1200, h: 1200, fit: 'inside' } as const;
+const RESIZE = { w: 1200, h: 1200, fit: 'inside' } as const;
 const GRID = [30, 40, 50, 60, 70, 80, 90];
 
 /** Stand-ins when mate-backgrounds is not installed: the repository's few distinct photographs (all under 1200 px). */
@@ -26,7 +27,7 @@ const CORPUS_PHOTOS = [
   'hopper.jpg',
 ].map((name) => fileURLToPath(new URL(`../test/fixtures/corpus/${name}`, import.meta.url)));
 
-export interface Photo {
+interface Photo {
   name: string;
   input: Buffer;
   /** The resize output before any lossy encode, as PNG (the judge's original) and raw RGB. */
@@ -77,8 +78,8 @@ export async function makeJudge(dir: string): Promise<Judge> {
   };
 }
 
-/** The bench's ten photographs (Debian's mate-backgrounds), held out of the searches' fitting (bench/quality-band.ts). */
-export const BENCH_PHOTOS = [
+/** The bench's ten photographs (Debian's mate-backgrounds), held out of the searches' fitting (bench/quality-band.ts at 3059197). */
+const BENCH_PHOTOS = [
   'Aqua',
   'Blinds',
   'Dune',
@@ -225,10 +226,7 @@ async function cpuInterleaved(photos: Photo[], a: Operations, b: Operations, lim
   return runs as [(typeof runs)[0], (typeof runs)[0]];
 }
 
-export async function qualitySection(
-  limits: ProcessLimits,
-  quick: boolean,
-): Promise<{ extra: string[]; body: string }> {
+async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOutput> {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-quality-'));
   try {
     const { photos, source } = await loadPhotos(dir, quick ? 3 : 10);
@@ -247,18 +245,6 @@ export async function qualitySection(
     const q80 = jpegDefault.map((pts) => pts.find((p) => p.q === 80)!);
     const target = Math.round(median(q80.map((p) => p.score)) * 2) / 2;
     const q80Bytes = q80.reduce((s, p) => s + p.bytes, 0);
-
-    // 1. quality ↔ score, median over the photos, for the three service formats.
-    const scoreTable = table(
-      ['quality', ...[0, 2, 4].map((i) => all[i]!.label.replace(' (service default)', ''))],
-      grid.map((q) => [
-        q,
-        ...[0, 2, 4].map((i) => {
-          const scores = curves.get(all[i]!.label)!.map((pts) => pts.find((p) => p.q === q)!.score);
-          return `${fmt.n(median(scores), 1)} (${fmt.n(Math.min(...scores), 1)}–${fmt.n(Math.max(...scores), 1)})`;
-        }),
-      ]),
-    );
 
     // 2. bytes at equal score (every photo at `target`) per setting, against today's default JPEG q80.
     const equalRows = all.map((setting) => {
@@ -283,7 +269,7 @@ export async function qualitySection(
     // 3. fixed quality vs auto at the same level, through processImage (the service's own path).
     const level = `auto:${target}`;
     const spreadRows: (string | number)[][] = [];
-    const cpuRows: (string | number)[][] = [];
+    let jpegFixed80Cpu = '';
     for (const format of ['jpeg', 'webp', 'avif'] as const) {
       const label = all[format === 'jpeg' ? 0 : format === 'webp' ? 2 : 4]!.label;
       const perPhoto = curves.get(label)!;
@@ -320,12 +306,7 @@ export async function qualitySection(
       );
       const qs = auto.outs.map((o) => /quality=(\d+)/.exec(o.applied.join(','))?.[1]).join(' ');
       spreadRows.push(row(`"${level}" (chose q ${qs})`, autoScores, auto.outs, auto.cpuMs));
-      cpuRows.push([
-        format,
-        fmt.n(fixed80.cpuMs, 0),
-        fmt.n(auto.cpuMs, 0),
-        fmt.n(auto.cpuMs / fixed80.cpuMs, 2),
-      ]);
+      if (format === 'jpeg') jpegFixed80Cpu = fmt.n(fixed80.cpuMs, 0);
       console.error(`[quality] ${format}: auto scores ${autoScores.map((s) => s.toFixed(1)).join(' ')}`);
     }
 
@@ -345,14 +326,9 @@ export async function qualitySection(
         fmt.n(r.cpuMs, 0),
       ]);
     }
-    const jpegFixed80Cpu = cpuRows[0]?.[1] ?? '';
 
     const body = [
-      '### Quality ↔ SSIMULACRA 2, median (min–max) over the photos',
-      '',
-      scoreTable,
-      '',
-      `### Bytes at equal score: every photo at ${target} (today's median for JPEG q80), against today's JPEG`,
+      `#### Bytes at equal score: every photo at ${target} (today's median for JPEG q80), against today's JPEG`,
       '',
       'Interpolated on the quality grid (log bytes); "reached" counts photos whose curve crosses the target.',
       '',
@@ -361,28 +337,24 @@ export async function qualitySection(
         equalRows,
       ),
       '',
-      `### Fixed quality against "${level}" (through processImage: decode, resize to 1200, encode)`,
+      `#### Fixed quality against "${level}" (through processImage: decode, resize to 1200, encode)`,
+      '',
+      'q80 and auto alternate photo by photo in one process, so their CPU ratio holds on a shared machine.',
       '',
       table(
         ['request', 'scores', 'median', `within ±3 of ${target}`, 'KiB total', 'CPU ms/image'],
         spreadRows,
       ),
       '',
-      '### CPU per image: default fixed quality against auto',
-      '',
-      'The two requests alternate photo by photo in one process, so the ratio holds on a shared machine.',
-      '',
-      table(['format', 'q80 CPU ms', 'auto CPU ms', '× fixed'], cpuRows),
-      '',
-      `### format "auto" against today's JPEG q80 (${fmt.n(q80Bytes / 1024, 0)} KiB, ${jpegFixed80Cpu} ms/image)`,
+      `#### format "auto" against today's JPEG q80 (${fmt.n(q80Bytes / 1024, 0)} KiB, ${jpegFixed80Cpu} ms/image)`,
       '',
       table(['request', 'formats chosen', 'scores', 'KiB total', '× JPEG q80', 'CPU ms/image'], formatRows),
     ].join('\n');
     return {
-      extra: [
-        `- Photos: ${source}; each resized to fit 1200×1200 (never enlarged)`,
-        `- Judge: ${judge.description}, against the resize before any lossy encode`,
-        '- CPU: process.cpuUsage() of the bench process around in-process encodes (libvips threads included);' +
+      method: [
+        `Photos: ${source}; each resized to fit 1200×1200 (never enlarged)`,
+        `Judge: ${judge.description}, against the resize before any lossy encode`,
+        'CPU: process.cpuUsage() of the bench process around in-process encodes (libvips threads included);' +
           ' the machine was shared with other work while measured, so compare ratios within this run',
       ],
       body,
@@ -391,3 +363,10 @@ export async function qualitySection(
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+export const qualitySection: Section = {
+  heading: 'Quality: SSIMULACRA 2 per format, quality "auto", format "auto"',
+  question: 'Compression at a perceptual target',
+  about: 'quality ↔ SSIMULACRA 2 per format, quality and format "auto" (~25 min; SSIMULACRA2=tool path)',
+  run: (ctx) => measure(ctx.limits, ctx.quick),
+};

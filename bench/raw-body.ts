@@ -1,9 +1,17 @@
-// W1 sent both ways (multipart form, raw image body), alternating on one service: the cost of the multipart parse.
-import { closedLoop, prepareImageRequest, prepareRawImageRequest, type HttpClient } from './load.ts';
-import type { ServiceProcess } from './service.ts';
-import type { Workload } from './workloads.ts';
+// owns: `npm run bench -- --only rawbody`: W1 sent both ways (multipart form, raw image body), alternating on one
+// service: the cost of the multipart parse.
+import {
+  closedLoop,
+  httpClient,
+  prepareImageRequest,
+  prepareRawImageRequest,
+  type HttpClient,
+} from './load.ts';
+import type { Section } from './section.ts';
+import { startService, type ServiceProcess } from './service.ts';
+import { buildWorkloads, type Workload } from './workloads.ts';
 
-export interface RawBodySide {
+interface RawBodySide {
   form: 'multipart' | 'raw body';
   images: number;
   failures: number;
@@ -19,7 +27,7 @@ function median(values: number[]): number {
 }
 
 /** Rounds of `segmentMs` per form after a warm-up; service CPU is read from its process tree around each segment. */
-export async function measureRawBody(
+async function measureRawBody(
   w: Workload,
   service: ServiceProcess,
   client: HttpClient,
@@ -65,7 +73,7 @@ export async function measureRawBody(
   });
 }
 
-export function rawBodyTable(sides: RawBodySide[]): string {
+function rawBodyTable(sides: RawBodySide[]): string {
   const rows = sides.map(
     (s) =>
       `| ${s.form} | ${s.images} | ${s.failures} | ${s.serviceCpuPerImageMs.toFixed(1)} | ${s.clientCpuPerImageMs.toFixed(2)} | ${s.imagesPerSecond.toFixed(1)} | ${s.p50Ms.toFixed(0)} |`,
@@ -76,3 +84,32 @@ export function rawBodyTable(sides: RawBodySide[]): string {
     ...rows,
   ].join('\n');
 }
+
+export const rawBodySection: Section = {
+  heading: 'W1 as a multipart form and as a raw image body',
+  question: 'Against raw sharp and the floor',
+  about: 'W1 as a multipart form against the same image as a raw body, alternating (~1 min)',
+  async run(ctx) {
+    const base = await ctx.base();
+    const w1 = (await buildWorkloads(base)).find((w) => w.id === 'W1');
+    if (!w1) throw new Error('W1 is missing');
+    const segmentMs = ctx.quick ? 2_000 : 6_000;
+    const rounds = ctx.quick ? 2 : 3;
+    const { concurrency } = ctx;
+    const service = await startService(ctx.serviceEnv);
+    const client = httpClient(service.origin, concurrency);
+    try {
+      const sides = await measureRawBody(w1, service, client, { concurrency, segmentMs, rounds });
+      return {
+        method: [
+          `Input: ${base.description}; ${w1.label}; ${concurrency} connections`,
+          `${rounds} rounds of ${segmentMs / 1000} s per form, alternating, after a warm-up; service CPU read from its process tree`,
+        ],
+        body: rawBodyTable(sides),
+      };
+    } finally {
+      await client.close();
+      await service.stop();
+    }
+  },
+};

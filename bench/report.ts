@@ -1,4 +1,4 @@
-// Markdown for BENCHMARKS.md: each bench section sits between markers, so one run replaces only what it measured.
+// Markdown for BENCHMARKS.md: each bench section is a `###` heading of its own, so one run replaces only what it measured.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import sharp from 'sharp';
@@ -15,26 +15,72 @@ export function table(head: string[], rows: (string | number)[][]): string {
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
-export function machineLines(): string[] {
+/** The machine in one line: CPU, Node, sharp and libvips, libvips threads, the kernel. */
+function machineLine(): string {
   const cpu = cpus();
-  return [
-    `- CPU: ${cpu.length} × ${cpu[0]?.model ?? 'unknown'}`,
-    `- Node ${process.version}, sharp ${sharp.versions.sharp}, libvips ${sharp.versions.vips}` +
-      ` (sharp.concurrency() = ${sharp.concurrency()}, UV_THREADPOOL_SIZE = ${process.env.UV_THREADPOOL_SIZE ?? 'unset (4)'})`,
-    `- Kernel: ${readFileSync('/proc/version', 'utf8').split(' ').slice(0, 3).join(' ')}`,
-  ];
+  const kernel = readFileSync('/proc/version', 'utf8').split(' ')[2] ?? 'unknown';
+  return (
+    `${cpu.length} × ${cpu[0]?.model ?? 'unknown'}, Linux ${kernel}, Node ${process.version}, ` +
+    `sharp ${sharp.versions.sharp}, libvips ${sharp.versions.vips} (sharp.concurrency() = ${sharp.concurrency()}, ` +
+    `UV_THREADPOOL_SIZE = ${process.env.UV_THREADPOOL_SIZE ?? 'unset (4)'})`
+  );
 }
 
-const markers = (name: string) => [`<!-- bench:${name}:start -->`, `<!-- bench:${name}:end -->`] as const;
+const SECTION_LEVEL = '###';
 
-/** Replaces (or appends) the named section of the markdown file, keeping every other section as it was. */
-export function writeSection(path: string, name: string, body: string, preamble: string): void {
-  const [start, end] = markers(name);
-  let text = existsSync(path) ? readFileSync(path, 'utf8') : preamble;
-  const block = `${start}\n${body.trim()}\n${end}`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  if (i >= 0 && j > i) text = text.slice(0, i) + block + text.slice(j + end.length);
-  else text = `${text.trimEnd()}\n\n${block}\n`;
-  writeFileSync(path, text);
+/** A section as BENCHMARKS.md shows it: its heading, the command and date that produced it, the machine, the method. */
+export function renderSection(
+  heading: string,
+  command: string,
+  quick: boolean,
+  method: string[],
+  body: string,
+): string {
+  const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  const label = quick ? ' (--quick: short segments, a check of the harness, not a measurement)' : '';
+  return [
+    `${SECTION_LEVEL} ${heading}`,
+    '',
+    `\`${command}\` — ${when} UTC${label}`,
+    '',
+    `- Machine: ${machineLine()}`,
+    ...method.map((line) => `- ${line}`),
+    '',
+    body.trim(),
+  ].join('\n');
+}
+
+/** The first line after `from` that starts a heading of `maxLevel` or higher, or the end of the file. */
+function nextHeading(lines: string[], from: number, maxLevel: number): number {
+  const pattern = new RegExp(`^#{1,${maxLevel}} `);
+  const i = lines.findIndex((line, j) => j > from && pattern.test(line));
+  return i === -1 ? lines.length : i;
+}
+
+/**
+ * Replaces the section under `### heading` (up to the next heading of the same or a higher level) with `text`,
+ * keeping everything else as it was. A heading not there yet goes at the end of its `## question`, or at the end of
+ * the file under a new `## question`.
+ */
+export function writeSection(
+  path: string,
+  heading: string,
+  question: string,
+  text: string,
+  preamble: string,
+): void {
+  const lines = (existsSync(path) ? readFileSync(path, 'utf8') : preamble).trimEnd().split('\n');
+  const block = ['', ...text.trim().split('\n'), ''];
+  const start = lines.indexOf(`${SECTION_LEVEL} ${heading}`);
+  const parent = lines.indexOf(`## ${question}`);
+  if (start !== -1) lines.splice(start, nextHeading(lines, start, 3) - start, ...block);
+  else if (parent !== -1) lines.splice(nextHeading(lines, parent, 2), 0, ...block);
+  else lines.push('', `## ${question}`, ...block);
+  writeFileSync(
+    path,
+    `${lines
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()}\n`,
+  );
 }

@@ -1,10 +1,12 @@
-// W1 on 1, 4, 16 and 40 MP inputs: time, CPU and the service's peak RSS against pixels (a fresh service per size).
+// owns: `npm run bench -- --only scaling`: W1 on 1, 4, 16 and 40 MP inputs: time, CPU and the service's peak RSS
+// against pixels (a fresh service per size).
 import type { ProcessLimits } from '../src/pipeline/process.ts';
 import type { BaseImage } from './inputs.ts';
 import { jpegOfSize, sizeForMegapixels } from './inputs.ts';
 import { httpClient, prepareImageRequest } from './load.ts';
 import { percentile } from './compare.ts';
 import { fmt, table } from './report.ts';
+import type { Section } from './section.ts';
 import { startService } from './service.ts';
 import { rawSharp, workload } from './workloads.ts';
 
@@ -36,11 +38,7 @@ async function sequential(n: number, job: () => Promise<string>): Promise<number
   return times.sort((a, b) => a - b);
 }
 
-export async function measureScaling(
-  base: BaseImage,
-  limits: ProcessLimits,
-  n: number,
-): Promise<ScalingRow[]> {
+async function measureScaling(base: BaseImage, limits: ProcessLimits, n: number): Promise<ScalingRow[]> {
   const rows: ScalingRow[] = [];
   for (const megapixels of MEGAPIXELS) {
     const { width, height } = sizeForMegapixels(megapixels);
@@ -86,7 +84,7 @@ export async function measureScaling(
   return rows;
 }
 
-export function scalingTable(rows: ScalingRow[]): string {
+function scalingTable(rows: ScalingRow[]): string {
   const first = rows[0];
   return table(
     [
@@ -113,3 +111,22 @@ export function scalingTable(rows: ScalingRow[]): string {
     ]),
   );
 }
+
+export const scalingSection: Section = {
+  heading: 'Scaling against pixels',
+  question: 'Against raw sharp and the floor',
+  about: 'W1 on 1, 4, 16 and 40 MP inputs, 1 connection: time, CPU and peak RSS (~2 min)',
+  async run(ctx) {
+    const n = ctx.quick ? 3 : 10;
+    const base = await ctx.base();
+    const rows = await measureScaling(base, ctx.limits, n);
+    return {
+      method: [
+        `Input: ${base.description}, scaled to each size (JPEG q90); W1 (w=800 jpeg q80), 1 connection,` +
+          ` MAX_CONCURRENT_JOBS=1; a fresh service per size, MAX_UPLOAD_BYTES=64 MiB so the 40 MP file fits;` +
+          ` ${n} sequential requests per size after one warm-up`,
+      ],
+      body: scalingTable(rows),
+    };
+  },
+};

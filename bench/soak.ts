@@ -1,8 +1,9 @@
-// The soak: mixed valid workloads and invalid requests at 2 connections, the service's RSS sampled throughout.
+// owns: `npm run bench -- --only soak` (or --soak): mixed valid workloads and invalid requests at 2 connections, the service's RSS sampled throughout.
 import { closedLoop, httpClient, prepareImageRequest, type PreparedRequest } from './load.ts';
 import { fmt, table } from './report.ts';
+import type { Section } from './section.ts';
 import { startService } from './service.ts';
-import type { Workload } from './workloads.ts';
+import { buildWorkloads, type Workload } from './workloads.ts';
 
 interface SoakKind {
   name: string;
@@ -11,7 +12,7 @@ interface SoakKind {
   weight: number;
 }
 
-export interface SoakResult {
+interface SoakResult {
   durationS: number;
   requests: number;
   byKind: { name: string; expected: string; statuses: Record<string, number> }[];
@@ -76,11 +77,7 @@ function kinds(apiKey: string, workloads: Workload[]): SoakKind[] {
   return [...valid, ...invalid];
 }
 
-export async function runSoak(
-  workloads: Workload[],
-  durationMs: number,
-  sampleMs: number,
-): Promise<SoakResult> {
+async function runSoak(workloads: Workload[], durationMs: number, sampleMs: number): Promise<SoakResult> {
   const service = await startService({ MAX_CONCURRENT_JOBS: '2' });
   const client = httpClient(service.origin, 2);
   const mix = kinds(service.apiKey, workloads);
@@ -140,7 +137,7 @@ export async function runSoak(
   }
 }
 
-export function soakTables(r: SoakResult): string {
+function soakTables(r: SoakResult): string {
   const pct = (v: number) => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} %`;
   const growth = r.endRss / r.afterFirstMinuteRss - 1;
   const windowGrowth = r.lastWindowMedianRss / r.firstWindowMedianRss - 1;
@@ -180,9 +177,26 @@ export function soakTables(r: SoakResult): string {
     `${r.requests} requests in ${fmt.n(r.durationS, 0)} s; answers other than the expected status: ${r.unexpected}.`,
     '',
     rss,
-    '',
-    requests,
+    // Each kind's answers only when one was not the expected status.
+    ...(r.unexpected > 0 ? ['', requests] : []),
     '',
     `RSS samples: ${trace}`,
   ].join('\n');
 }
+
+export const soakSection: Section = {
+  heading: 'Soak',
+  question: 'Memory',
+  about: 'mixed W1–W6 and invalid requests at 2 connections, RSS sampled throughout (5 min; --quick 30 s)',
+  async run(ctx) {
+    const durationMs = ctx.quick ? 30_000 : 300_000;
+    const workloads = await buildWorkloads(await ctx.base());
+    const result = await runSoak(workloads, durationMs, ctx.quick ? 1_000 : 5_000);
+    return {
+      method: [
+        `${durationMs / 1000} s of mixed W1–W6 and invalid requests, 2 connections, MAX_CONCURRENT_JOBS=2`,
+      ],
+      body: soakTables(result),
+    };
+  },
+};

@@ -1,4 +1,5 @@
-// The store's share of a request: auth (one indexed join) and the quota reservation (one upsert), per call.
+// owns: `npm run bench -- --only store`: the store's share of a request: auth (one indexed join) and the quota
+// reservation (one upsert), per call; PostgreSQL too when BENCH_DATABASE_URL is set.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { findActiveKeyOwner, insertApiKeyUnlessActive } from '../src/store/keys.ts';
 import { decrementUsage, incrementUsageBelowLimit } from '../src/store/usage.ts';
 import { fmt, table } from './report.ts';
+import type { Section } from './section.ts';
 
 interface StoreRow {
   dialect: string;
@@ -53,7 +55,7 @@ async function measureDialect(dialect: string, url: string, n: number): Promise<
  * SQLite always (a fresh file, WAL, as the service opens it); PostgreSQL when BENCH_DATABASE_URL points at a
  * database the bench may create tables in (never the test suite's database).
  */
-export async function measureStoreCost(n: number): Promise<StoreRow[]> {
+async function measureStoreCost(n: number): Promise<StoreRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-store-'));
   try {
     const rows = await measureDialect(
@@ -69,9 +71,22 @@ export async function measureStoreCost(n: number): Promise<StoreRow[]> {
   }
 }
 
-export function storeTable(rows: StoreRow[]): string {
+function storeTable(rows: StoreRow[]): string {
   return table(
     ['Store', 'Call', 'wall µs / call', 'CPU µs / call'],
     rows.map((r) => [r.dialect, r.operation, fmt.n(r.wallUs, 0), fmt.n(r.cpuUs, 0)]),
   );
 }
+
+export const storeSection: Section = {
+  heading: 'Store cost per request',
+  question: 'Against raw sharp and the floor',
+  about: 'auth and the quota reservation per call, in-process; PostgreSQL with BENCH_DATABASE_URL (~10 s)',
+  async run(ctx) {
+    const calls = ctx.quick ? 500 : 5000;
+    return {
+      method: [`${calls} calls of each, in-process, after a warm-up`],
+      body: storeTable(await measureStoreCost(calls)),
+    };
+  },
+};

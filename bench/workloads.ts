@@ -25,7 +25,7 @@ export function limitsOf(config: Config): ProcessLimits {
   };
 }
 
-export async function sourceInfo(input: Buffer): Promise<SourceInfo> {
+async function sourceInfo(input: Buffer): Promise<SourceInfo> {
   const meta = await sharp(input).metadata();
   const transposed = (meta.orientation ?? 1) >= 5;
   const width = meta.width ?? 0;

@@ -106,7 +106,7 @@ const configSchema = z
     MAX_REDIRECTS: nonNegativeInt.default(3),
     MAX_CONCURRENT_JOBS: positiveInt.default(2),
     MAX_CONCURRENT_FETCHES: positiveInt.default(4),
-    // 3: 15 % fewer bytes than 2 at an equal SSIMULACRA 2 for 0.96–1.24× its encode CPU (BENCHMARKS.md, Encoder options).
+    // 3: 15 % fewer bytes than 2 at an equal SSIMULACRA 2 for 0.96–1.24× its encode CPU (BENCHMARKS.md, Compression).
     AVIF_EFFORT: z.coerce.number().int().min(0).max(9).default(3),
     ISOLATE_JOBS: z.enum(['risky', 'all']).default('risky'),
     QUOTA_FREE: nonNegativeInt.default(1000),

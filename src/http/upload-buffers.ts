@@ -54,7 +54,7 @@ export function createUploadBuffers(maxKept: number, maxBytes: number): UploadBu
 /**
  * The bytes of one upload (a file part or a raw body), copied into one buffer as they arrive. Socket chunks then die
  * young (a scavenge frees them) instead of living until a final concat; held chunks were promoted and freed only by
- * full mark-compacts, the largest cost of the main thread per upload (profile in BENCHMARKS.md). The first buffer is
+ * full mark-compacts, the largest cost of the main thread per upload (BENCHMARKS.md, "Against raw sharp and the floor"). The first buffer is
  * sized from the announced length up to FIRST_BUFFER_CAP, so a client announcing a length it never sends makes the
  * server set aside at most that much; larger uploads grow the buffer by doubling, never past `maxBytes`.
  */

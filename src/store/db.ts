@@ -90,7 +90,7 @@ const MAX_CACHED_STATEMENTS = 256;
 
 /**
  * better-sqlite3 with its prepared statements kept by SQL text. Kysely prepares a statement on every execution,
- * which cost about a quarter of the store's CPU per image request (profile in BENCHMARKS.md); a prepared
+ * which cost about a quarter of the store's CPU per image request (BENCHMARKS.md at 3059197, Profile); a prepared
  * statement is reusable, and SQLite re-prepares it by itself when the schema changes.
  */
 function withStatementCache(

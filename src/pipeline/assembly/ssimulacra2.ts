@@ -5,7 +5,7 @@
 // but for the blur's recursion: its three resonators (poles on the unit circle) carry float32 rounding along a
 // whole line, and the blurred squares then lose most of their variance (E[x²] − μ², against C2 = 0.0009) to it.
 // Measured: float32 state put scores up to 0.8 under the float64 JS port this replaced (q92 JPEG samples; the tool
-// agreed with the port within 0.13); float64 state (two lanes a vector) keeps them within 0.007 (BENCHMARKS.md).
+// agreed with the port within 0.13); float64 state (two lanes a vector) keeps them within 0.007 (BENCHMARKS.md at 3059197).
 
 /** The recursive Gaussian's coefficients (GAUSS in ssimulacra2.ts), set once by setGauss before any blur. */
 let N: i32 = 0;
