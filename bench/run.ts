@@ -28,6 +28,7 @@ import { measureRawBody, rawBodyTable } from './raw-body.ts';
 import { measureScaling, scalingTable } from './scaling.ts';
 import { startService } from './service.ts';
 import { DELIVERY_COUNTS, measureDelivery } from './delivery.ts';
+import { measurePeers, PEERS_OPTIONS } from './peers.ts';
 import { runSoak, soakTables } from './soak.ts';
 import { measureStoreCost, storeTable } from './store-cost.ts';
 import { measurePlaceholder, placeholderTable } from './placeholder.ts';
@@ -38,7 +39,7 @@ const USAGE = `usage: npm run bench -- [options]
   --quick              short segments (harness check, ~1–2 min); writes to a temp file unless --out is given
   --soak               only the soak: mixed and invalid traffic, RSS sampled (5 min; with --quick 30 s)
   --only LIST          comma list of sections: main,scaling,avif,store,coldstart,isolation,quality,encoders,rawbody,floor,layers,
-                       layers-replay,delivery,placeholder (placeholder: its CPU per image on W1's output, ~10 s;
+                       layers-replay,delivery,placeholder,peers (placeholder: its CPU per image on W1's output, ~10 s;
                        encoders: each JPEG, WebP and AVIF option alone at an equal SSIMULACRA 2)
                        (rawbody: W1 multipart vs raw body; floor: raw sharp, the floor server and the service on
                        W1,W2,W4,W6 at 1 and 2 connections, ~12 min; layers: the floor + one service layer at a time
@@ -46,7 +47,9 @@ const USAGE = `usage: npm run bench -- [options]
                        sharp's output replayed, the HTTP path alone, ~3 min; each first warms its servers with 4000
                        W6 requests; delivery: delivery URL misses, hits and 304s on one instance and through
                        deploy/nginx.conf before two on BENCH_DATABASE_URL (PostgreSQL), and a Zipf mix of 1,000
-                       URLs, ~1 min; none of these is in the default run)
+                       URLs, ~1 min; peers: raw sharp, imgpipe, ipx, Next.js's image optimizer and nginx image_filter
+                       on one resize by URL, interleaved, installing the peers into bench/peers/ when missing, ~6 min;
+                       none of these is in the default run)
   --workloads LIST     e.g. W1,W3 (main section only)
   --concurrency N      connections = raw jobs = MAX_CONCURRENT_JOBS (default 2)
   --sharp-concurrency N  libvips threads per image on both sides (service: MALLOC_ARENA_MAX=2 VIPS_CONCURRENCY=N);
@@ -412,6 +415,11 @@ async function deliverySection(): Promise<string> {
   );
 }
 
+async function peersSection(): Promise<string> {
+  const { extra, body } = await measurePeers(await base(), limits, PEERS_OPTIONS[quick ? 'quick' : 'full']);
+  return [header('Against the peers: ipx, Next.js, nginx image_filter', extra), body].join('\n');
+}
+
 const runners: Record<string, () => Promise<string>> = {
   main: mainSection,
   scaling: scalingSection,
@@ -428,6 +436,7 @@ const runners: Record<string, () => Promise<string>> = {
   'layers-replay': () => layersSection(true),
   delivery: deliverySection,
   placeholder: placeholderSection,
+  peers: peersSection,
 };
 
 for (const name of Object.keys(runners)) {
