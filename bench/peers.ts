@@ -466,7 +466,7 @@ export async function measurePeers(
         `- ${options.rounds} rounds; in each, every side runs ${options.segmentMs / 1000} s per size in turn, after a ${options.warmMs / 1000} s warm-up of each; img/s and CPU ms/img are medians over the rounds, p50/p95 over all answers`,
         '- Misses fetch a fresh source URL per request (a query string made unique per run), hits one URL answered before; every answer is checked: status 200, JPEG bytes, the asked width (read from its frame header); one wrong answer fails the section',
         "- CPU: utime + stime of the server and all its descendants from /proc, read before and after each segment (children that exited and were reaped count through their parent's cutime + cstime: imgpipe's isolated jobs, Next's workers); raw sharp: the bench process's own CPU. Peak RSS: the sum of VmRSS over the process tree, sampled every 100 ms during the segments",
-        `- imgpipe: \`node bin/imgpipe.js serve\` as bench/service.ts starts it (NODE_ENV=production, MAX_CONCURRENT_JOBS=${CONNECTIONS}, FETCH_ALLOW_CIDRS=127.0.0.0/8); ipx ${peerVersion('ipx')} (createIPX + ipxHttpStorage on node:http, bench/peers/ipx-server.mjs); Next.js ${peerVersion('next')} (\`next start\`, bench/peers/next.config.mjs, Accept: image/jpeg) with sharp ${peerVersion('sharp')}; nginx ${nginxVersion()} with image_filter (libgd), 2 workers (bench/peers/nginx.conf)`,
+        `- imgpipe: \`node bin/imgpipe.js serve\` as bench/service.ts starts it (NODE_ENV=production, MAX_CONCURRENT_JOBS=${CONNECTIONS}, FETCH_ALLOW_CIDRS=127.0.0.0/8); ipx ${peerVersion('ipx')} (createIPX + ipxHttpStorage on node:http, bench/peers/ipx-server.mjs); Next.js ${peerVersion('next')} (\`next start\`, bench/peers/next.config.mjs, Accept: image/jpeg) with its sharp ${peerVersion('next/node_modules/sharp')} (ipx's: ${peerVersion('sharp')}); nginx ${nginxVersion()} with image_filter (libgd), 2 workers (bench/peers/nginx.conf)`,
       ],
       body: [summaryTable(results), '', detailTable(results)].join('\n'),
     };
@@ -477,8 +477,9 @@ export async function measurePeers(
   }
 }
 
-function peerVersion(name: string): string {
-  const manifest = JSON.parse(readFileSync(join(PEERS_DIR, 'node_modules', name, 'package.json'), 'utf8'));
+/** The version of bench/peers/node_modules/<path>. */
+function peerVersion(path: string): string {
+  const manifest = JSON.parse(readFileSync(join(PEERS_DIR, 'node_modules', path, 'package.json'), 'utf8'));
   return String(manifest.version);
 }
 

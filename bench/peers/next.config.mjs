@@ -2,6 +2,8 @@
 export default {
   // Inside node_modules: git, eslint and prettier already ignore it, and a fresh `npm ci` drops a stale build.
   distDir: 'node_modules/.next-build',
+  // This folder is the app's root, not the repository's (Next would guess it from the outer lockfile).
+  outputFileTracingRoot: import.meta.dirname,
   images: {
     // The bench's origin is on 127.0.0.1, which Next 16 refuses unless told.
     dangerouslyAllowLocalIP: true,
