@@ -24,20 +24,9 @@ const PEERS_DIR = resolve(import.meta.dirname, 'peers');
 const NEXT_DIST = join(PEERS_DIR, 'node_modules/.next-build');
 const NGINX = '/usr/sbin/nginx';
 const IMAGE_FILTER_MODULE = '/usr/lib/nginx/modules/ngx_http_image_filter_module.so';
+/** Every side's load and output: 2 connections, JPEG q80. */
 const CONNECTIONS = 2;
 const QUALITY = 80;
-const RSS_SAMPLE_MS = 100;
-
-export interface PeersOptions {
-  rounds: number;
-  segmentMs: number;
-  warmMs: number;
-}
-
-export const PEERS_OPTIONS: Record<'quick' | 'full', PeersOptions> = {
-  quick: { rounds: 2, segmentMs: 1_000, warmMs: 500 },
-  full: { rounds: 3, segmentMs: 5_000, warmMs: 2_000 },
-};
 
 interface Size {
   name: 'large' | 'small';
@@ -47,9 +36,11 @@ interface Size {
   workload: Workload;
 }
 
+/** A server under test with its client: CONNECTIONS keep-alive sockets, one request in flight on each. */
 interface Server {
   pid: number;
-  origin: string;
+  request(options: Omit<Parameters<Pool['request']>[0], 'origin'>): Promise<Answer>;
+  /** Closes the client, then stops the server. */
   stop(): Promise<void>;
 }
 
@@ -101,6 +92,8 @@ function treePids(pid: number): number[] {
   }
 }
 
+const RSS_SAMPLE_MS = 100;
+
 /** Sum of VmRSS of a process and all its descendants, sampled every RSS_SAMPLE_MS until stopped. */
 function sampleTreeRss(pid: number): () => number {
   let peak = 0;
@@ -147,14 +140,20 @@ async function runSegment(side: Side, size: Size, originUrl: string, ms: number)
   };
 }
 
-/** A GET-and-read client of one server, CONNECTIONS keep-alive sockets. */
-function getter(origin: string) {
+/** The client reads whole bodies (load.ts's httpClient drops them): every answer is checked. */
+function withClient(pid: number, origin: string, stop: () => Promise<void>): Server {
   const pool = new Pool(origin, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
-  const request = async (options: Parameters<Pool['request']>[0]): Promise<Answer> => {
-    const res = await pool.request(options);
-    return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
+  return {
+    pid,
+    request: async (options) => {
+      const res = await pool.request(options);
+      return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
+    },
+    stop: async () => {
+      await pool.close();
+      await stop();
+    },
   };
-  return { request, close: () => pool.close() };
 }
 
 async function waitListening(origin: string, child: ChildProcess, name: string): Promise<void> {
@@ -173,18 +172,14 @@ async function waitListening(origin: string, child: ChildProcess, name: string):
 }
 
 function serverOf(child: ChildProcess, origin: string, cleanUp = () => {}): Server {
-  return {
-    pid: child.pid as number,
-    origin,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      cleanUp();
-    },
-  };
+  return withClient(child.pid as number, origin, async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    cleanUp();
+  });
 }
 
 /** `npm ci` of bench/peers when its node_modules is missing: a fresh clone runs the section as is. */
@@ -329,6 +324,88 @@ function detailTable(results: SideResult[]): string {
   );
 }
 
+export interface PeersOptions {
+  rounds: number;
+  /** Each side's time per size and round. */
+  segmentMs: number;
+  /** Each side's time per size before the rounds. */
+  warmMs: number;
+}
+
+/** --quick: a harness check in about two minutes; otherwise about six. */
+export const peersOptions = (quick: boolean): PeersOptions =>
+  quick ? { rounds: 2, segmentMs: 1_000, warmMs: 500 } : { rounds: 3, segmentMs: 5_000, warmMs: 2_000 };
+
+/** The sides in the table's order: raw sharp, imgpipe's two ways, then the peers. */
+async function startSides(originUrl: string, limits: ProcessLimits, started: Server[]): Promise<Side[]> {
+  const service = await startService({
+    FETCH_ALLOW_CIDRS: '127.0.0.0/8',
+    MAX_CONCURRENT_JOBS: String(CONNECTIONS),
+  });
+  const imgpipe = withClient(service.pid, service.origin, service.stop);
+  started.push(imgpipe);
+  const { accountId, secret } = await secretOf(service);
+  const ipx = await startNodePeer('ipx', ['ipx-server.mjs']);
+  started.push(ipx);
+  const next = await startNodePeer('next', ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1']);
+  started.push(next);
+  const nginx = await startNginx(originUrl);
+  started.push(nginx);
+  const delivery = (size: Size, source: string) =>
+    imgpipe.request({
+      method: 'GET',
+      path: deliveryPath(accountId, secret, source, { w: size.width, f: 'jpeg', q: QUALITY }),
+    });
+  const nextImage = (size: Size, source: string) =>
+    next.request({
+      method: 'GET',
+      path: `/_next/image?url=${encodeURIComponent(source)}&w=${size.width}&q=${QUALITY}`,
+      // Next answers WebP or AVIF to browsers that take them; a JPEG to this Accept.
+      headers: { accept: 'image/jpeg' },
+    });
+  const imgpipeDelivery = 'imgpipe delivery URL miss / hit';
+  const nextOptimizer = 'Next.js image optimizer miss / hit';
+  return [
+    {
+      label: 'raw sharp in-process',
+      group: 'raw sharp in-process (reference)',
+      fetch: async (size) => ({ status: 200, body: await rawSharp(size.workload, limits) }),
+    },
+    {
+      label: 'imgpipe POST /v1/image url',
+      group: 'imgpipe POST /v1/image url',
+      server: imgpipe,
+      fetch: (size, source) =>
+        imgpipe.request({
+          method: 'POST',
+          path: '/v1/image',
+          headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: source, operations: size.workload.operations }),
+        }),
+    },
+    { label: 'imgpipe delivery miss', group: imgpipeDelivery, server: imgpipe, fetch: delivery },
+    { label: 'imgpipe delivery hit', group: imgpipeDelivery, server: imgpipe, fetch: delivery, hit: true },
+    {
+      label: 'ipx',
+      group: 'ipx',
+      server: ipx,
+      fetch: (size, source) =>
+        ipx.request({ method: 'GET', path: `/w_${size.width},q_${QUALITY},f_jpeg/${source}` }),
+    },
+    { label: 'Next.js miss', group: nextOptimizer, server: next, fetch: nextImage },
+    { label: 'Next.js hit', group: nextOptimizer, server: next, fetch: nextImage, hit: true },
+    {
+      label: 'nginx image_filter',
+      group: 'nginx image_filter (libgd)',
+      server: nginx,
+      fetch: (size, source) => {
+        const { pathname, search } = new URL(source);
+        return nginx.request({ method: 'GET', path: `/w${size.width}${pathname}${search}` });
+      },
+    },
+  ];
+}
+
 export async function measurePeers(
   base: BaseImage,
   limits: ProcessLimits,
@@ -339,117 +416,22 @@ export async function measurePeers(
   ensureNextBuild();
   const large = await jpegOfSize(base.data, 3000, 2000);
   const small = await jpegOfSize(base.data, 640, 427);
-  const operations = (width: number) => ({
-    resize: { w: width, fit: 'inside' as const },
-    format: 'jpeg' as const,
-    quality: QUALITY,
+  const sizeOf = async (name: Size['name'], input: Buffer, width: number): Promise<Size> => ({
+    name,
+    file: `${name}.jpg`,
+    width,
+    workload: await workload(name, '', input, {
+      resize: { w: width, fit: 'inside' },
+      format: 'jpeg',
+      quality: QUALITY,
+    }),
   });
-  const sizes: Size[] = [
-    {
-      name: 'large',
-      file: 'large.jpg',
-      width: 800,
-      workload: await workload('large', '', large, operations(800)),
-    },
-    {
-      name: 'small',
-      file: 'small.jpg',
-      width: 320,
-      workload: await workload('small', '', small, operations(320)),
-    },
-  ];
+  const sizes = [await sizeOf('large', large, 800), await sizeOf('small', small, 320)];
   const origin = await startOrigin({ 'large.jpg': large, 'small.jpg': small });
-  const servers: Server[] = [];
-  const clients: { close(): Promise<void> }[] = [];
+  const started: Server[] = [];
   rmSync(join(NEXT_DIST, 'cache/images'), { recursive: true, force: true });
   try {
-    const imgpipe = await startService({
-      FETCH_ALLOW_CIDRS: '127.0.0.0/8',
-      MAX_CONCURRENT_JOBS: String(CONNECTIONS),
-    });
-    servers.push(imgpipe);
-    const ipx = await startNodePeer('ipx', ['ipx-server.mjs']);
-    servers.push(ipx);
-    const next = await startNodePeer('next', ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1']);
-    servers.push(next);
-    const nginx = await startNginx(origin.url);
-    servers.push(nginx);
-    const { accountId, secret } = await secretOf(imgpipe);
-    const [toImgpipe, toIpx, toNext, toNginx] = [imgpipe, ipx, next, nginx].map((s) => getter(s.origin)) as [
-      ReturnType<typeof getter>,
-      ReturnType<typeof getter>,
-      ReturnType<typeof getter>,
-      ReturnType<typeof getter>,
-    ];
-    clients.push(toImgpipe, toIpx, toNext, toNginx);
-    const delivery = (size: Size, source: string) =>
-      toImgpipe.request({
-        method: 'GET',
-        path: deliveryPath(accountId, secret, source, { w: size.width, f: 'jpeg', q: QUALITY }),
-      });
-    const nextImage = (size: Size, source: string) =>
-      toNext.request({
-        method: 'GET',
-        path: `/_next/image?url=${encodeURIComponent(source)}&w=${size.width}&q=${QUALITY}`,
-        // Next answers WebP or AVIF to browsers that take them; a JPEG to this Accept.
-        headers: { accept: 'image/jpeg' },
-      });
-    const sides: Side[] = [
-      {
-        label: 'raw sharp in-process',
-        group: 'raw sharp in-process (reference)',
-        fetch: async (size) => ({ status: 200, body: await rawSharp(size.workload, limits) }),
-      },
-      {
-        label: 'imgpipe POST /v1/image url',
-        group: 'imgpipe POST /v1/image url',
-        server: imgpipe,
-        fetch: (size, source) =>
-          toImgpipe.request({
-            method: 'POST',
-            path: '/v1/image',
-            headers: { authorization: `Bearer ${imgpipe.apiKey}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ url: source, operations: size.workload.operations }),
-          }),
-      },
-      {
-        label: 'imgpipe delivery miss',
-        group: 'imgpipe delivery URL miss / hit',
-        server: imgpipe,
-        fetch: delivery,
-      },
-      {
-        label: 'imgpipe delivery hit',
-        group: 'imgpipe delivery URL miss / hit',
-        server: imgpipe,
-        fetch: delivery,
-        hit: true,
-      },
-      {
-        label: 'ipx',
-        group: 'ipx',
-        server: ipx,
-        fetch: (size, source) =>
-          toIpx.request({ method: 'GET', path: `/w_${size.width},q_${QUALITY},f_jpeg/${source}` }),
-      },
-      { label: 'Next.js miss', group: 'Next.js image optimizer miss / hit', server: next, fetch: nextImage },
-      {
-        label: 'Next.js hit',
-        group: 'Next.js image optimizer miss / hit',
-        server: next,
-        fetch: nextImage,
-        hit: true,
-      },
-      {
-        label: 'nginx image_filter',
-        group: 'nginx image_filter (libgd)',
-        server: nginx,
-        fetch: (size, source) => {
-          const { pathname, search } = new URL(source);
-          return toNginx.request({ method: 'GET', path: `/w${size.width}${pathname}${search}` });
-        },
-      },
-    ];
+    const sides = await startSides(origin.url, limits, started);
     const results: SideResult[] = sides.map((side) => ({ side, bySize: { large: [], small: [] } }));
     // A warm-up of every side (V8's JIT, libvips' first calls, the hit sides' first miss), then the rounds.
     for (const side of sides)
@@ -471,8 +453,7 @@ export async function measurePeers(
       body: [summaryTable(results), '', detailTable(results)].join('\n'),
     };
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
-    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all(started.map((s) => s.stop()));
     await origin.close();
   }
 }

@@ -28,7 +28,7 @@ import { measureRawBody, rawBodyTable } from './raw-body.ts';
 import { measureScaling, scalingTable } from './scaling.ts';
 import { startService } from './service.ts';
 import { DELIVERY_COUNTS, measureDelivery } from './delivery.ts';
-import { measurePeers, PEERS_OPTIONS } from './peers.ts';
+import { measurePeers, peersOptions } from './peers.ts';
 import { runSoak, soakTables } from './soak.ts';
 import { measureStoreCost, storeTable } from './store-cost.ts';
 import { measurePlaceholder, placeholderTable } from './placeholder.ts';
@@ -416,7 +416,7 @@ async function deliverySection(): Promise<string> {
 }
 
 async function peersSection(): Promise<string> {
-  const { extra, body } = await measurePeers(await base(), limits, PEERS_OPTIONS[quick ? 'quick' : 'full']);
+  const { extra, body } = await measurePeers(await base(), limits, peersOptions(quick));
   return [header('Against the peers: ipx, Next.js, nginx image_filter', extra), body].join('\n');
 }
 
