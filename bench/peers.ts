@@ -410,7 +410,7 @@ export async function measurePeers(
   base: BaseImage,
   limits: ProcessLimits,
   options: PeersOptions,
-): Promise<{ extra: string[]; body: string }> {
+): Promise<{ method: string[]; body: string }> {
   ensurePeersInstalled();
   ensureNginx();
   ensureNextBuild();
@@ -443,19 +443,41 @@ export async function measurePeers(
           result.bySize[size.name].push(await runSegment(result.side, size, origin.url, options.segmentMs));
     }
     return {
-      extra: [
-        `- Sources: ${base.description}, as a 3000x2000 JPEG (${fmt.kb(large.length)}) → 800 px wide ("large") and a 640x427 JPEG (${fmt.kb(small.length)}) → 320 px ("small"), JPEG q${QUALITY}, fetched by URL from a loopback origin in the bench process; ${CONNECTIONS} connections, keep-alive`,
-        `- ${options.rounds} rounds; in each, every side runs ${options.segmentMs / 1000} s per size in turn, after a ${options.warmMs / 1000} s warm-up of each; img/s and CPU ms/img are medians over the rounds, p50/p95 over all answers`,
-        '- Misses fetch a fresh source URL per request (a query string made unique per run), hits one URL answered before; every answer is checked: status 200, JPEG bytes, the asked width (read from its frame header); one wrong answer fails the section',
-        "- CPU: utime + stime of the server and all its descendants from /proc, read before and after each segment (children that exited and were reaped count through their parent's cutime + cstime: imgpipe's isolated jobs, Next's workers); raw sharp: the bench process's own CPU. Peak RSS: the sum of VmRSS over the process tree, sampled every 100 ms during the segments",
-        `- imgpipe: \`node bin/imgpipe.js serve\` as bench/service.ts starts it (NODE_ENV=production, MAX_CONCURRENT_JOBS=${CONNECTIONS}, FETCH_ALLOW_CIDRS=127.0.0.0/8); ipx ${peerVersion('ipx')} (createIPX + ipxHttpStorage on node:http, bench/peers/ipx-server.mjs); Next.js ${peerVersion('next')} (\`next start\`, bench/peers/next.config.mjs, Accept: image/jpeg) with its sharp ${peerVersion('next/node_modules/sharp')} (ipx's: ${peerVersion('sharp')}); nginx ${nginxVersion()} with image_filter (libgd), 2 workers (bench/peers/nginx.conf)`,
-      ],
+      method: methodLines(base, { large: large.length, small: small.length }, options),
       body: [summaryTable(results), '', detailTable(results)].join('\n'),
     };
   } finally {
     await Promise.all(started.map((s) => s.stop()));
     await origin.close();
   }
+}
+
+function methodLines(
+  base: BaseImage,
+  inputBytes: Record<Size['name'], number>,
+  options: PeersOptions,
+): string[] {
+  return [
+    `Sources: ${base.description}, as a 3000x2000 JPEG (${fmt.kb(inputBytes.large)}) → 800 px wide ("large")` +
+      ` and a 640x427 JPEG (${fmt.kb(inputBytes.small)}) → 320 px ("small"), JPEG q${QUALITY}, fetched by URL` +
+      ` from a loopback origin in the bench process; ${CONNECTIONS} connections, keep-alive`,
+    `${options.rounds} rounds; in each, every side runs ${options.segmentMs / 1000} s per size in turn, after a` +
+      ` ${options.warmMs / 1000} s warm-up of each; img/s and CPU ms/img are medians over the rounds, p50/p95 over` +
+      ' all answers',
+    'Misses fetch a fresh source URL per request (a query string unique to the run), hits one URL answered before;' +
+      ' every answer is checked (status 200, JPEG bytes, the asked width read from its frame header) and one wrong' +
+      ' answer fails the section',
+    'CPU: utime + stime of the server and all its descendants from /proc, read before and after each segment' +
+      " (children that exited and were reaped count through their parent's cutime + cstime: imgpipe's isolated" +
+      " jobs, Next's workers); raw sharp: the bench process's own CPU. Peak RSS: the sum of VmRSS over the process" +
+      ' tree, sampled every 100 ms during the segments',
+    `imgpipe: \`node bin/imgpipe.js serve\` as bench/service.ts starts it (NODE_ENV=production,` +
+      ` MAX_CONCURRENT_JOBS=${CONNECTIONS}, FETCH_ALLOW_CIDRS=127.0.0.0/8); ipx ${peerVersion('ipx')} (createIPX +` +
+      ` ipxHttpStorage on node:http, bench/peers/ipx-server.mjs); Next.js ${peerVersion('next')} (\`next start\`,` +
+      ` bench/peers/next.config.mjs, Accept: image/jpeg) with its sharp ${peerVersion('next/node_modules/sharp')}` +
+      ` (ipx's: ${peerVersion('sharp')}); nginx ${nginxVersion()} with image_filter (libgd), 2 workers` +
+      ' (bench/peers/nginx.conf)',
+  ];
 }
 
 /** The version of bench/peers/node_modules/<path>. */
@@ -465,6 +487,6 @@ function peerVersion(path: string): string {
 }
 
 function nginxVersion(): string {
-  // nginx prints its version on stderr: "nginx version: nginx/1.26.3".
+  // nginx prints its version on stderr: "nginx version: nginx/1.22.1".
   return /nginx\/(\S+)/.exec(spawnSync(NGINX, ['-v']).stderr.toString())?.[1] ?? 'unknown';
 }

@@ -416,8 +416,9 @@ async function deliverySection(): Promise<string> {
 }
 
 async function peersSection(): Promise<string> {
-  const { extra, body } = await measurePeers(await base(), limits, peersOptions(quick));
-  return [header('Against the peers: ipx, Next.js, nginx image_filter', extra), body].join('\n');
+  const { method, body } = await measurePeers(await base(), limits, peersOptions(quick));
+  const bullets = method.map((line) => `- ${line}`);
+  return [header('Against the peers: ipx, Next.js, nginx image_filter', bullets), body].join('\n');
 }
 
 const runners: Record<string, () => Promise<string>> = {
