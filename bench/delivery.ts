@@ -202,7 +202,7 @@ async function measureEntry(
   }
 }
 
-async function secretOf(service: { origin: string; apiKey: string }) {
+export async function secretOf(service: { origin: string; apiKey: string }) {
   const res = await fetch(`${service.origin}/v1/delivery/secret`, {
     method: 'POST',
     headers: { authorization: `Bearer ${service.apiKey}` },

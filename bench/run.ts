@@ -14,6 +14,7 @@ import { inProcessBoundsSection } from './in-process-bounds.ts';
 import { loadBaseImage, type BaseImage } from './inputs.ts';
 import { isolationSection } from './isolation.ts';
 import { mainSection } from './main-report.ts';
+import { peersSection } from './peers.ts';
 import { placeholderSection } from './placeholder.ts';
 import { profileSection } from './profile.ts';
 import { qualitySection } from './quality.ts';
@@ -42,6 +43,7 @@ const SECTIONS: Record<string, Section> = {
   'layers-replay': layersReplaySection,
   delivery: deliverySection,
   placeholder: placeholderSection,
+  peers: peersSection,
   profile: profileSection,
   'in-process-bounds': inProcessBoundsSection,
 };

@@ -73,7 +73,7 @@ export function processCpuMs(pid: number): number {
   }
 }
 
-function statusKb(pid: number, field: string): number {
+export function statusKb(pid: number, field: string): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : 0;
 }

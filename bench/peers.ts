@@ -1,0 +1,501 @@
+// owns: the peers section (`npm run bench -- --only peers`): imgpipe beside raw sharp, ipx, Next.js's image
+// optimizer and nginx's image_filter on the same resize by URL, in interleaved rounds, each server's whole process
+// tree measured from /proc. The peers live in bench/peers/ (their own package.json and lockfile), never in the service.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Pool } from 'undici';
+import { deliveryPath } from '../src/delivery/url.ts';
+import { readJpegFrame } from '../src/pipeline/input-header.ts';
+import type { ProcessLimits } from '../src/pipeline/process.ts';
+import { percentile } from './compare.ts';
+import { secretOf } from './delivery.ts';
+import { jpegOfSize, type BaseImage } from './inputs.ts';
+import { closedLoop } from './load.ts';
+import { fmt, table } from './report.ts';
+import type { Section } from './section.ts';
+import { childPids, freePort, processCpuMs, startService, statusKb } from './service.ts';
+import { rawSharp, workload, type Workload } from './workloads.ts';
+
+const PEERS_DIR = resolve(import.meta.dirname, 'peers');
+const NEXT_DIST = join(PEERS_DIR, 'node_modules/.next-build');
+const NGINX = '/usr/sbin/nginx';
+const IMAGE_FILTER_MODULE = '/usr/lib/nginx/modules/ngx_http_image_filter_module.so';
+/** Every side's load and output: 2 connections, JPEG q80. */
+const CONNECTIONS = 2;
+const QUALITY = 80;
+
+interface Size {
+  name: 'large' | 'small';
+  /** The origin's path of the source JPEG. */
+  file: string;
+  width: number;
+  workload: Workload;
+}
+
+/** A server under test with its client: CONNECTIONS keep-alive sockets, one request in flight on each. */
+interface Server {
+  pid: number;
+  request(options: Omit<Parameters<Pool['request']>[0], 'origin'>): Promise<Answer>;
+  /** Closes the client, then stops the server. */
+  stop(): Promise<void>;
+}
+
+interface Answer {
+  status: number;
+  body: Buffer;
+}
+
+/** One measured line: a way to get the 800 (320) px JPEG, from a server or in-process. */
+interface Side {
+  label: string;
+  /** Sides that share a server and a summary row ("miss / hit"). */
+  group: string;
+  /** Undefined: raw sharp in the bench process. */
+  server?: Server;
+  /** `source` is a fresh URL per request on the origin (a miss everywhere), or one fixed URL for the hit sides. */
+  fetch(size: Size, source: string): Promise<Answer>;
+  hit?: boolean;
+}
+
+interface SegmentFigures {
+  images: number;
+  seconds: number;
+  cpuMs: number;
+  latenciesMs: number[];
+  outputBytes: number;
+  peakRssBytes: number;
+}
+
+const runId = randomBytes(4).toString('hex');
+let requestCount = 0;
+const sourceUrl = (origin: string, size: Size, hit: boolean | undefined) =>
+  `${origin}/${size.file}?r=${runId}-${hit ? 'hit' : requestCount++}`;
+
+/** '200' when the answer is a JPEG `width` pixels wide; otherwise why not (a failure of the segment). */
+function verdict(answer: Answer, width: number): string {
+  if (answer.status !== 200) return String(answer.status);
+  const [a, b, c] = answer.body;
+  if (a !== 0xff || b !== 0xd8 || c !== 0xff) return 'not a JPEG';
+  const frame = readJpegFrame(answer.body);
+  return frame?.width === width ? '200' : `width ${frame?.width ?? '?'} instead of ${width}`;
+}
+
+function treePids(pid: number): number[] {
+  try {
+    return [pid, ...childPids(pid).flatMap(treePids)];
+  } catch {
+    return []; // it exited while it was being read
+  }
+}
+
+const RSS_SAMPLE_MS = 100;
+
+/** Sum of VmRSS of a process and all its descendants, sampled every RSS_SAMPLE_MS until stopped. */
+function sampleTreeRss(pid: number): () => number {
+  let peak = 0;
+  const sample = () => {
+    const rss = treePids(pid).reduce((sum, p) => {
+      try {
+        return sum + statusKb(p, 'VmRSS') * 1024;
+      } catch {
+        return sum;
+      }
+    }, 0);
+    peak = Math.max(peak, rss);
+  };
+  sample();
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
+  return () => {
+    clearInterval(timer);
+    sample();
+    return peak;
+  };
+}
+
+async function runSegment(side: Side, size: Size, originUrl: string, ms: number): Promise<SegmentFigures> {
+  const pid = side.server?.pid;
+  const cpu0 = pid === undefined ? 0 : processCpuMs(pid);
+  const stopRss = pid === undefined ? () => NaN : sampleTreeRss(pid);
+  let outputBytes = 0;
+  const segment = await closedLoop(CONNECTIONS, ms, async () => {
+    const answer = await side.fetch(size, sourceUrl(originUrl, size, side.hit));
+    const result = verdict(answer, size.width);
+    if (result === '200') outputBytes += answer.body.length;
+    return result;
+  });
+  const peakRssBytes = stopRss();
+  if (Object.keys(segment.failures).length > 0)
+    throw new Error(`${side.label}, ${size.name}: ${JSON.stringify(segment.failures)}`);
+  return {
+    images: segment.images,
+    seconds: segment.elapsedMs / 1000,
+    cpuMs: pid === undefined ? segment.benchCpuMs : processCpuMs(pid) - cpu0,
+    latenciesMs: segment.latenciesMs,
+    outputBytes,
+    peakRssBytes,
+  };
+}
+
+/** The client reads whole bodies (load.ts's httpClient drops them): every answer is checked. */
+function withClient(pid: number, origin: string, stop: () => Promise<void>): Server {
+  const pool = new Pool(origin, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
+  return {
+    pid,
+    request: async (options) => {
+      const res = await pool.request(options);
+      return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
+    },
+    stop: async () => {
+      await pool.close();
+      await stop();
+    },
+  };
+}
+
+async function waitListening(origin: string, child: ChildProcess, name: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited at start (${child.exitCode})`);
+    if (
+      await fetch(origin).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not listen within 30 s`);
+}
+
+function serverOf(child: ChildProcess, origin: string, cleanUp = () => {}): Server {
+  return withClient(child.pid as number, origin, async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    cleanUp();
+  });
+}
+
+/** `npm ci` of bench/peers when its node_modules is missing: a fresh clone runs the section as is. */
+function ensurePeersInstalled(): void {
+  if (existsSync(join(PEERS_DIR, 'node_modules'))) return;
+  console.error('[peers] npm ci --prefix bench/peers');
+  execFileSync('npm', ['ci', '--prefix', PEERS_DIR, '--no-audit', '--no-fund'], { stdio: ['ignore', 2, 2] });
+}
+
+/** Debian's nginx and its image_filter module, installed with apt-get when one is missing. */
+function ensureNginx(): void {
+  if (existsSync(NGINX) && existsSync(IMAGE_FILTER_MODULE)) return;
+  console.error('[peers] apt-get install nginx libnginx-mod-http-image-filter');
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
+  const run = (args: string[]) => {
+    const [command, ...rest] = [...sudo, ...args] as [string, ...string[]];
+    execFileSync(command, rest, {
+      stdio: ['ignore', 2, 2],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  };
+  run(['apt-get', 'update']);
+  run(['apt-get', 'install', '-y', '--no-install-recommends', 'nginx', 'libnginx-mod-http-image-filter']);
+}
+
+/** `next build` once; again only when the app's config or page is newer than the build. */
+function ensureNextBuild(): void {
+  const buildId = join(NEXT_DIST, 'BUILD_ID');
+  const newest = Math.max(
+    ...['next.config.mjs', 'pages/index.js'].map((f) => statSync(join(PEERS_DIR, f)).mtimeMs),
+  );
+  if (existsSync(buildId) && statSync(buildId).mtimeMs > newest) return;
+  console.error('[peers] next build');
+  execFileSync(process.execPath, ['node_modules/next/dist/bin/next', 'build'], {
+    cwd: PEERS_DIR,
+    stdio: ['ignore', 2, 2],
+    env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+  });
+}
+
+async function startNodePeer(name: string, args: string[]): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    cwd: PEERS_DIR,
+    env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  await waitListening(origin, child, name);
+  return serverOf(child, origin);
+}
+
+async function startNginx(originUrl: string): Promise<Server> {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-peers-nginx-'));
+  for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
+  const port = await freePort();
+  const fields: Record<string, string> = { DIR: dir, PORT: String(port), ORIGIN: originUrl };
+  const conf = readFileSync(join(PEERS_DIR, 'nginx.conf'), 'utf8').replace(
+    /\{\{(\w+)\}\}/g,
+    (_, key: string) => fields[key] as string,
+  );
+  writeFileSync(join(dir, 'nginx.conf'), conf);
+  const child = spawn(NGINX, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
+    stdio: 'ignore',
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  await waitListening(origin, child, 'nginx');
+  return serverOf(child, origin, () => rmSync(dir, { recursive: true, force: true }));
+}
+
+/** The loopback origin every server fetches from: the two sources, whatever the query string. */
+async function startOrigin(files: Record<string, Buffer>) {
+  const server = createServer((req, res) => {
+    const body = files[(req.url ?? '').split('?')[0]?.slice(1) ?? ''];
+    if (!body) res.writeHead(404).end();
+    else res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+interface SideResult {
+  side: Side;
+  bySize: Record<Size['name'], SegmentFigures[]>;
+}
+
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+const perSecond = (rounds: SegmentFigures[]) => median(rounds.map((r) => r.images / r.seconds));
+const cpuPerImage = (rounds: SegmentFigures[]) => median(rounds.map((r) => r.cpuMs / Math.max(1, r.images)));
+const peakOf = (results: SideResult[]) =>
+  Math.max(...results.flatMap((r) => [...r.bySize.large, ...r.bySize.small].map((s) => s.peakRssBytes)));
+
+function summaryTable(results: SideResult[]): string {
+  const groups = [...new Set(results.map((r) => r.side.group))];
+  return table(
+    ['', 'large: img/s', 'CPU ms/img', 'small: img/s', 'CPU ms/img', 'peak RSS'],
+    groups.map((group) => {
+      const members = results.filter((r) => r.side.group === group);
+      const joined = (figure: (rounds: SegmentFigures[]) => number, size: Size['name'], digits: number) =>
+        members.map((r) => fmt.n(figure(r.bySize[size]), digits)).join(' / ');
+      const peak = peakOf(members);
+      return [
+        group,
+        joined(perSecond, 'large', 1),
+        joined(cpuPerImage, 'large', 1),
+        joined(perSecond, 'small', 1),
+        joined(cpuPerImage, 'small', 1),
+        Number.isFinite(peak) ? fmt.mb(peak) : '– (the bench process)',
+      ];
+    }),
+  );
+}
+
+function detailTable(results: SideResult[]): string {
+  return table(
+    ['Side', 'Size', 'images', 'img/s', 'p50 ms', 'p95 ms', 'CPU ms/img', 'output bytes/img'],
+    results.flatMap(({ side, bySize }) =>
+      (['large', 'small'] as const).map((size) => {
+        const rounds = bySize[size];
+        const images = rounds.reduce((sum, r) => sum + r.images, 0);
+        const latencies = rounds.flatMap((r) => r.latenciesMs).sort((a, b) => a - b);
+        const bytes = rounds.reduce((sum, r) => sum + r.outputBytes, 0);
+        return [
+          side.label,
+          size,
+          images,
+          fmt.n(perSecond(rounds)),
+          fmt.n(percentile(latencies, 50)),
+          fmt.n(percentile(latencies, 95)),
+          fmt.n(cpuPerImage(rounds)),
+          Math.round(bytes / Math.max(1, images)),
+        ];
+      }),
+    ),
+  );
+}
+
+export interface PeersOptions {
+  rounds: number;
+  /** Each side's time per size and round. */
+  segmentMs: number;
+  /** Each side's time per size before the rounds. */
+  warmMs: number;
+}
+
+/** --quick: a harness check in about two minutes; otherwise about six. */
+export const peersOptions = (quick: boolean): PeersOptions =>
+  quick ? { rounds: 2, segmentMs: 1_000, warmMs: 500 } : { rounds: 3, segmentMs: 5_000, warmMs: 2_000 };
+
+/** The sides in the table's order: raw sharp, imgpipe's two ways, then the peers. */
+async function startSides(originUrl: string, limits: ProcessLimits, started: Server[]): Promise<Side[]> {
+  const service = await startService({
+    FETCH_ALLOW_CIDRS: '127.0.0.0/8',
+    MAX_CONCURRENT_JOBS: String(CONNECTIONS),
+  });
+  const imgpipe = withClient(service.pid, service.origin, service.stop);
+  started.push(imgpipe);
+  const { accountId, secret } = await secretOf(service);
+  const ipx = await startNodePeer('ipx', ['ipx-server.mjs']);
+  started.push(ipx);
+  const next = await startNodePeer('next', ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1']);
+  started.push(next);
+  const nginx = await startNginx(originUrl);
+  started.push(nginx);
+  const delivery = (size: Size, source: string) =>
+    imgpipe.request({
+      method: 'GET',
+      path: deliveryPath(accountId, secret, source, { w: size.width, f: 'jpeg', q: QUALITY }),
+    });
+  const nextImage = (size: Size, source: string) =>
+    next.request({
+      method: 'GET',
+      path: `/_next/image?url=${encodeURIComponent(source)}&w=${size.width}&q=${QUALITY}`,
+      // Next answers WebP or AVIF to browsers that take them; a JPEG to this Accept.
+      headers: { accept: 'image/jpeg' },
+    });
+  const imgpipeDelivery = 'imgpipe delivery URL miss / hit';
+  const nextOptimizer = 'Next.js image optimizer miss / hit';
+  return [
+    {
+      label: 'raw sharp in-process',
+      group: 'raw sharp in-process (reference)',
+      fetch: async (size) => ({ status: 200, body: await rawSharp(size.workload, limits) }),
+    },
+    {
+      label: 'imgpipe POST /v1/image url',
+      group: 'imgpipe POST /v1/image url',
+      server: imgpipe,
+      fetch: (size, source) =>
+        imgpipe.request({
+          method: 'POST',
+          path: '/v1/image',
+          headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: source, operations: size.workload.operations }),
+        }),
+    },
+    { label: 'imgpipe delivery miss', group: imgpipeDelivery, server: imgpipe, fetch: delivery },
+    { label: 'imgpipe delivery hit', group: imgpipeDelivery, server: imgpipe, fetch: delivery, hit: true },
+    {
+      label: 'ipx',
+      group: 'ipx',
+      server: ipx,
+      fetch: (size, source) =>
+        ipx.request({ method: 'GET', path: `/w_${size.width},q_${QUALITY},f_jpeg/${source}` }),
+    },
+    { label: 'Next.js miss', group: nextOptimizer, server: next, fetch: nextImage },
+    { label: 'Next.js hit', group: nextOptimizer, server: next, fetch: nextImage, hit: true },
+    {
+      label: 'nginx image_filter',
+      group: 'nginx image_filter (libgd)',
+      server: nginx,
+      fetch: (size, source) => {
+        const { pathname, search } = new URL(source);
+        return nginx.request({ method: 'GET', path: `/w${size.width}${pathname}${search}` });
+      },
+    },
+  ];
+}
+
+export async function measurePeers(
+  base: BaseImage,
+  limits: ProcessLimits,
+  options: PeersOptions,
+): Promise<{ method: string[]; body: string }> {
+  ensurePeersInstalled();
+  ensureNginx();
+  ensureNextBuild();
+  const large = await jpegOfSize(base.data, 3000, 2000);
+  const small = await jpegOfSize(base.data, 640, 427);
+  const sizeOf = async (name: Size['name'], input: Buffer, width: number): Promise<Size> => ({
+    name,
+    file: `${name}.jpg`,
+    width,
+    workload: await workload(name, '', input, {
+      resize: { w: width, fit: 'inside' },
+      format: 'jpeg',
+      quality: QUALITY,
+    }),
+  });
+  const sizes = [await sizeOf('large', large, 800), await sizeOf('small', small, 320)];
+  const origin = await startOrigin({ 'large.jpg': large, 'small.jpg': small });
+  const started: Server[] = [];
+  rmSync(join(NEXT_DIST, 'cache/images'), { recursive: true, force: true });
+  try {
+    const sides = await startSides(origin.url, limits, started);
+    const results: SideResult[] = sides.map((side) => ({ side, bySize: { large: [], small: [] } }));
+    // A warm-up of every side (V8's JIT, libvips' first calls, the hit sides' first miss), then the rounds.
+    for (const side of sides)
+      for (const size of sizes) await runSegment(side, size, origin.url, options.warmMs);
+    for (let round = 1; round <= options.rounds; round++) {
+      console.error(`[peers] round ${round}/${options.rounds}`);
+      for (const size of sizes)
+        for (const result of results)
+          result.bySize[size.name].push(await runSegment(result.side, size, origin.url, options.segmentMs));
+    }
+    return {
+      method: methodLines(base, { large: large.length, small: small.length }, options),
+      body: [summaryTable(results), '', detailTable(results)].join('\n'),
+    };
+  } finally {
+    await Promise.all(started.map((s) => s.stop()));
+    await origin.close();
+  }
+}
+
+function methodLines(
+  base: BaseImage,
+  inputBytes: Record<Size['name'], number>,
+  options: PeersOptions,
+): string[] {
+  return [
+    `Sources: ${base.description}, as a 3000x2000 JPEG (${fmt.kb(inputBytes.large)}) → 800 px wide ("large")` +
+      ` and a 640x427 JPEG (${fmt.kb(inputBytes.small)}) → 320 px ("small"), JPEG q${QUALITY}, fetched by URL` +
+      ` from a loopback origin in the bench process; ${CONNECTIONS} connections, keep-alive`,
+    `${options.rounds} rounds; in each, every side runs ${options.segmentMs / 1000} s per size in turn, after a` +
+      ` ${options.warmMs / 1000} s warm-up of each; img/s and CPU ms/img are medians over the rounds, p50/p95 over` +
+      ' all answers',
+    'Misses fetch a fresh source URL per request (a query string unique to the run), hits one URL answered before;' +
+      ' every answer is checked (status 200, JPEG bytes, the asked width read from its frame header) and one wrong' +
+      ' answer fails the section',
+    'CPU: utime + stime of the server and all its descendants from /proc, read before and after each segment' +
+      " (children that exited and were reaped count through their parent's cutime + cstime: imgpipe's isolated" +
+      " jobs, Next's workers); raw sharp: the bench process's own CPU. Peak RSS: the sum of VmRSS over the process" +
+      ' tree, sampled every 100 ms during the segments',
+    `imgpipe: \`node bin/imgpipe.js serve\` as bench/service.ts starts it (NODE_ENV=production,` +
+      ` MAX_CONCURRENT_JOBS=${CONNECTIONS}, FETCH_ALLOW_CIDRS=127.0.0.0/8); ipx ${peerVersion('ipx')} (createIPX +` +
+      ` ipxHttpStorage on node:http, bench/peers/ipx-server.mjs); Next.js ${peerVersion('next')} (\`next start\`,` +
+      ` bench/peers/next.config.mjs, Accept: image/jpeg) with its sharp ${peerVersion('next/node_modules/sharp')}` +
+      ` (ipx's: ${peerVersion('sharp')}); nginx ${nginxVersion()} with image_filter (libgd), 2 workers` +
+      ' (bench/peers/nginx.conf)',
+  ];
+}
+
+/** The version of bench/peers/node_modules/<path>. */
+function peerVersion(path: string): string {
+  const manifest = JSON.parse(readFileSync(join(PEERS_DIR, 'node_modules', path, 'package.json'), 'utf8'));
+  return String(manifest.version);
+}
+
+function nginxVersion(): string {
+  // nginx prints its version on stderr: "nginx version: nginx/1.22.1".
+  return /nginx\/(\S+)/.exec(spawnSync(NGINX, ['-v']).stderr.toString())?.[1] ?? 'unknown';
+}
+
+export const peersSection: Section = {
+  heading: 'Against the peers: ipx, Next.js, nginx image_filter',
+  question: 'Against the peers',
+  about:
+    'raw sharp, imgpipe (POST url, delivery miss/hit), ipx, Next.js image optimizer (miss/hit), nginx image_filter on one resize by URL, interleaved; installs the peers into bench/peers/ when missing (~6 min; --quick ~1 min)',
+  run: async (ctx) => measurePeers(await ctx.base(), ctx.limits, peersOptions(ctx.quick)),
+};
