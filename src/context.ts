@@ -94,13 +94,14 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     longestRequestMs: longestRequestMs(config),
     onRefunded: (units) => metrics.recordAbandonedUnitsRefunded(units),
   });
+  const fetcher = createUrlFetcher(config);
   return {
     config,
     log,
     store,
     jobs,
     fetches,
-    fetcher: createUrlFetcher(config),
+    fetcher,
     operations: operationsSchema(config.maxResizeDimension),
     mailer,
     billing: createPaymentProvider(config, store.db),
@@ -112,6 +113,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     deliveryPurges: openPurgeGenerations(store.db),
     close: async () => {
       isolated.close();
+      await fetcher.close();
       await mailer.close();
       await refunds.close();
       await liveness.close();

@@ -1,10 +1,9 @@
 // owns: fetching a client-supplied URL without letting it reach the operator's network (SSRF guard).
 import type { ConnectionOptions } from 'node:tls';
-import { request } from 'undici';
 import type { Config } from '../config.ts';
 import type { SharedLimiter, SlotClaim } from '../limiter.ts';
 import { apiError, ApiError, isApiError } from '../errors.ts';
-import { createPinnedAgent, systemResolver, type HostResolver } from './pinned-agent.ts';
+import { bareHostname, createPinnedPools, pinAddress, systemResolver, type HostResolver } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
 import { fetchBusy, fetchFailed, fetchTimeout, LOCAL_SOURCE_HINT, tooManyRedirects } from './errors.ts';
@@ -45,6 +44,8 @@ export interface UrlFetcher {
    * connect, headers and body) within one FETCH_TIMEOUT_MS.
    */
   fetch(url: URL, options?: FetchOptions): Promise<Buffer>;
+  /** Closes the connections kept to origins. */
+  close(): Promise<void>;
 }
 
 type HopResult = { kind: 'body'; bytes: Buffer } | { kind: 'redirect'; location: string };
@@ -78,19 +79,24 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   const timeoutMs = config.fetchTimeoutMs;
   const cap = config.maxFetchBytes;
 
+  const pools = createPinnedPools({ connectTimeoutMs: timeoutMs, tls: options.tls });
+
   /**
-   * One hop on its own freshly pinned agent, within what is left of the fetch's deadline (`signal` aborts at it);
-   * the agent's own timeouts are set to that rest too, as a backstop.
+   * One hop: its host resolved and every answer checked, then the request over a connection to the checked address
+   * (kept alive for the next hop or fetch that checks to the same address), within what is left of the fetch's
+   * deadline (`signal` aborts at it); the request's own timeouts are set to that rest too, as a backstop.
    */
   async function fetchHop(url: URL, signal: AbortSignal, leftMs: number): Promise<HopResult> {
-    const agent = createPinnedAgent({ resolve, allowCidrs, timeoutMs: leftMs, tls: options.tls });
     const where = url.host;
     try {
-      const res = await request(url, {
+      const address = await pinAddress(bareHostname(url), resolve, allowCidrs);
+      const res = await pools.forAddress(url, address).request({
+        path: `${url.pathname}${url.search}`,
         method: 'GET',
         headers: REQUEST_HEADERS,
-        dispatcher: agent,
         signal,
+        headersTimeout: leftMs,
+        bodyTimeout: leftMs,
       });
       const location = single(res.headers.location);
       if (REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
@@ -113,8 +119,6 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
         throw fetchTimeout(where, timeoutMs, err);
       }
       throw describeNetworkError(err, where);
-    } finally {
-      agent.destroy().catch(() => undefined);
     }
   }
 
@@ -150,6 +154,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
         clearTimeout(timer);
       }
     },
+    close: () => pools.close(),
   };
 }
 

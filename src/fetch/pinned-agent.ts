@@ -1,8 +1,9 @@
-// An undici Agent that resolves each host once, refuses it if any answer is disallowed, and dials the checked IP.
+// Connections only to checked addresses: each hop's host is resolved once and every answer checked (pinAddress),
+// then the request goes over a keep-alive pool that dials that one checked IP and nothing else.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { Agent, buildConnector } from 'undici';
+import { buildConnector, Pool } from 'undici';
 import { blockedAddressReason } from './address-policy.ts';
 import { blockedUrl, fetchFailed } from './errors.ts';
 
@@ -16,15 +17,6 @@ export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** getaddrinfo (A and AAAA, /etc/hosts honoured), in the order the system returns them. */
 export const systemResolver: HostResolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
-
-export interface PinnedAgentOptions {
-  resolve: HostResolver;
-  allowCidrs: readonly string[];
-  /** Connect, headers and body timeout: what is left of the fetch's deadline, which normally fires first. */
-  timeoutMs: number;
-  /** Extra TLS options (a private CA in tests); certificate checking itself is never turned off. */
-  tls?: Pick<ConnectionOptions, 'ca'>;
-}
 
 /** Turns a failed lookup into fetch_failed naming the DNS failure. */
 function dnsFailure(hostname: string, err: unknown) {
@@ -58,31 +50,87 @@ export async function pinAddress(
   return (answers[0] as ResolvedAddress).address;
 }
 
+export interface PinnedPoolsOptions {
+  /** Connect timeout: FETCH_TIMEOUT_MS (each request's own deadline normally fires first). */
+  connectTimeoutMs: number;
+  /** Extra TLS options (a private CA in tests); certificate checking itself is never turned off. */
+  tls?: Pick<ConnectionOptions, 'ca'>;
+}
+
 /**
- * One Agent per hop: its connector pins the address, then dials that IP while keeping the name for the
- * Host header (undici builds it from the URL) and for TLS SNI and certificate verification.
+ * How long an idle connection to an origin is kept: long enough for a stream of fetches from one origin to reuse it
+ * (a new TCP connection and its close cost more CPU than the request itself), short enough that an origin which
+ * closes idle connections without saying so rarely meets a reused one.
  */
-export function createPinnedAgent(options: PinnedAgentOptions): Agent {
-  const dial = buildConnector({ timeout: options.timeoutMs, ...options.tls });
-  const connect: buildConnector.connector = (params, callback) => {
-    const name = params.hostname.replace(/\.+$/, '');
-    pinAddress(params.hostname, options.resolve, options.allowCidrs).then(
-      (address) => {
-        const servername = isIP(name) ? undefined : name;
-        try {
-          dial({ ...params, hostname: address, servername }, callback);
-        } catch (err) {
-          callback(err as Error, null);
+const IDLE_CONNECTION_MS = 2_000;
+
+/** Most origin/address pairs with a pool kept; the least recently used one beyond is closed. */
+const MAX_POOLS = 32;
+
+export interface PinnedPools {
+  /**
+   * The pool for `origin` that dials only `address`, which the caller has just checked (pinAddress) for this hop.
+   * A kept connection is reused only by a hop whose check gave the same address for the same origin.
+   */
+  forAddress(origin: URL, address: string): Pool;
+  close(): Promise<void>;
+}
+
+/** The host part of a URL as a name or a bare IP (no IPv6 brackets, no trailing dot). */
+export function bareHostname(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
+}
+
+/**
+ * Keep-alive pools keyed by origin and checked address: each pool's connector ignores the name undici would resolve
+ * and dials its own address, keeping the name for the Host header (undici builds it from the origin) and for TLS SNI
+ * and certificate verification.
+ */
+export function createPinnedPools(options: PinnedPoolsOptions): PinnedPools {
+  const dial = buildConnector({ timeout: options.connectTimeoutMs, ...options.tls });
+  const pools = new Map<string, Pool>();
+
+  function createPool(origin: URL, address: string): Pool {
+    const name = bareHostname(origin);
+    const servername = isIP(name) ? undefined : name;
+    const connect: buildConnector.connector = (params, callback) => {
+      try {
+        dial({ ...params, hostname: address, servername }, callback);
+      } catch (err) {
+        callback(err as Error, null);
+      }
+    };
+    return new Pool(origin.origin, {
+      connect,
+      pipelining: 1,
+      keepAliveTimeout: IDLE_CONNECTION_MS,
+      keepAliveMaxTimeout: IDLE_CONNECTION_MS,
+    });
+  }
+
+  return {
+    forAddress(origin, address) {
+      const key = `${origin.origin} ${address}`;
+      let pool = pools.get(key);
+      if (pool) {
+        pools.delete(key);
+      } else {
+        pool = createPool(origin, address);
+        if (pools.size >= MAX_POOLS) {
+          const [oldestKey, oldest] = pools.entries().next().value as [string, Pool];
+          pools.delete(oldestKey);
+          // Requests it still carries finish first.
+          oldest.close().catch(() => undefined);
         }
-      },
-      (err: Error) => callback(err, null),
-    );
+      }
+      // Map order is insertion order: re-inserting makes it the most recently used.
+      pools.set(key, pool);
+      return pool;
+    },
+    async close() {
+      const all = [...pools.values()];
+      pools.clear();
+      await Promise.all(all.map((pool) => pool.destroy().catch(() => undefined)));
+    },
   };
-  return new Agent({
-    connect,
-    connections: 1,
-    pipelining: 1,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-  });
 }

@@ -141,3 +141,18 @@ test('fetch_failed: a certificate for another name, or from an untrusted issuer,
   assert.match(untrusted.json().error.message, /TLS handshake with images\.test.* failed/);
   assert.equal(origin.requests.length, 0, 'no request was sent over an unverified connection');
 });
+
+test('keep-alive: a kept connection serves only fetches whose check gave its address; a new answer dials anew', async (t) => {
+  const { app, ctx, auth } = await buildTestApp(t, ALLOW_ONLY_127_0_0_2);
+  const { origin, trap } = await originWithTrap(t, (_req, res) => sendImage(res, corpus('hopper.jpg')));
+  const dns = scriptedResolver([PUBLIC], [PUBLIC], [INTERNAL]);
+  ctx.fetcher = createUrlFetcher(ctx.config, { resolve: dns.resolve });
+
+  for (const expected of [200, 200, 400]) {
+    const res = await postUrl(app, auth, `http://images.test:${origin.port}/a.jpg`);
+    assert.equal(res.statusCode, expected, res.body);
+  }
+  assert.deepEqual(dns.questions, ['images.test', 'images.test', 'images.test'], 'every fetch is checked');
+  assert.equal(origin.connections, 1, 'the second fetch reused the first connection');
+  assert.equal(trap.connections, 0, 'connections to 127.0.0.1');
+});
