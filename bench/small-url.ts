@@ -1,4 +1,4 @@
-// owns: `node --import tsx bench/small-url.ts [--requests N] [--rounds R]`: CPU per image of POST /v1/image by URL
+// owns: `node --import tsx bench/small-url.ts [--requests N] [--rounds R] [--warm-up W]`: CPU per image of POST /v1/image by URL
 // (a local origin, 2 connections) against raw sharp in this process with the job's own decoder settings, for a small
 // (640×427 → 320 px) and a large (3000×2000 → 800 px) JPEG, interleaved in rounds so that the machine's load moves
 // both sides alike. The service's CPU is its whole process tree's (/proc); raw sharp's is this process's
@@ -81,10 +81,17 @@ async function startOrigin(images: Map<string, Buffer>): Promise<{ server: Serve
  * median over the rounds. `env` adds to the service's environment.
  */
 export async function smallUrlSection(
-  options: { requests?: number; rounds?: number; env?: Record<string, string>; log?: (line: string) => void } = {},
+  options: {
+    requests?: number;
+    rounds?: number;
+    warmUp?: number;
+    env?: Record<string, string>;
+    log?: (line: string) => void;
+  } = {},
 ): Promise<SmallUrlRow[]> {
   const requests = options.requests ?? 200;
   const rounds = options.rounds ?? 3;
+  const warmUp = options.warmUp ?? 3000;
   const log = options.log ?? (() => {});
   const base = (await loadBaseImage(false)).data;
   const inputs = new Map<string, Buffer>();
@@ -98,13 +105,16 @@ export async function smallUrlSection(
   const client = httpClient(service.origin, CONNECTIONS);
   try {
     const request = (c: SmallUrlCase): PreparedRequest => ({
-      body: Buffer.from(JSON.stringify({ url: `${origin.origin}/${c.name}.jpg`, operations: operationsFor(c) })),
+      body: Buffer.from(
+        JSON.stringify({ url: `${origin.origin}/${c.name}.jpg`, operations: operationsFor(c) }),
+      ),
       headers: { 'content-type': 'application/json', authorization: `Bearer ${service.apiKey}` },
     });
     const samples = new Map(CASES.map((c) => [c.name, { service: [] as number[], sharp: [] as number[] }]));
-    // Warm-up: V8's tiers and libvips' first calls are not per-image cost.
+    // Warm-up: V8 still compiles the request path with TurboFan after a thousand requests (about 0.3 ms of CPU per
+    // image at 1,600), which a long-running server has long done; libvips' first calls are not per-image cost either.
     for (const c of CASES) {
-      const count = c.name === 'small' ? requests : Math.ceil(requests / 4);
+      const count = c.name === 'small' ? warmUp : Math.ceil(warmUp / 4);
       await postRequests(client, request(c), count, CONNECTIONS);
       await rawSharpCpuMs(inputs.get(`/${c.name}.jpg`)!, c, count);
     }
@@ -143,11 +153,16 @@ export async function smallUrlSection(
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
-    options: { requests: { type: 'string', default: '200' }, rounds: { type: 'string', default: '3' } },
+    options: {
+      requests: { type: 'string', default: '200' },
+      rounds: { type: 'string', default: '3' },
+      'warm-up': { type: 'string', default: '3000' },
+    },
   });
   const rows = await smallUrlSection({
     requests: Number(values.requests),
     rounds: Number(values.rounds),
+    warmUp: Number(values['warm-up']),
     log: (line) => console.error(line),
   });
   console.log('| image by URL | service CPU ms/img | raw sharp CPU ms/img | ratio |');
