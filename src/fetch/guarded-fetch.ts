@@ -3,7 +3,13 @@ import type { ConnectionOptions } from 'node:tls';
 import type { Config } from '../config.ts';
 import type { SharedLimiter, SlotClaim } from '../limiter.ts';
 import { apiError, ApiError, isApiError } from '../errors.ts';
-import { bareHostname, createPinnedPools, pinAddress, systemResolver, type HostResolver } from './pinned-agent.ts';
+import {
+  dialHostname,
+  createPinnedPools,
+  pinAddress,
+  systemResolver,
+  type HostResolver,
+} from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
 import { fetchBusy, fetchFailed, fetchTimeout, LOCAL_SOURCE_HINT, tooManyRedirects } from './errors.ts';
@@ -89,7 +95,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   async function fetchHop(url: URL, signal: AbortSignal, leftMs: number): Promise<HopResult> {
     const where = url.host;
     try {
-      const address = await pinAddress(bareHostname(url), resolve, allowCidrs);
+      const address = await pinAddress(dialHostname(url), resolve, allowCidrs);
       const res = await pools.forAddress(url, address).request({
         path: `${url.pathname}${url.search}`,
         method: 'GET',

@@ -76,9 +76,9 @@ export interface PinnedPools {
   close(): Promise<void>;
 }
 
-/** The host part of a URL as a name or a bare IP (no IPv6 brackets, no trailing dot). */
-export function bareHostname(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
+/** The host of a URL as DNS or the socket takes it: an IPv6 literal without its brackets, a name as written. */
+export function dialHostname(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
 /**
@@ -91,7 +91,7 @@ export function createPinnedPools(options: PinnedPoolsOptions): PinnedPools {
   const pools = new Map<string, Pool>();
 
   function createPool(origin: URL, address: string): Pool {
-    const name = bareHostname(origin);
+    const name = dialHostname(origin).replace(/\.+$/, '');
     const servername = isIP(name) ? undefined : name;
     const connect: buildConnector.connector = (params, callback) => {
       try {
