@@ -21,6 +21,7 @@ import { qualitySection } from './quality.ts';
 import { rawBodySection } from './raw-body.ts';
 import { renderSection, writeSection } from './report.ts';
 import { scalingSection } from './scaling.ts';
+import { smallUrlSection } from './small-url.ts';
 import type { BenchContext, Section } from './section.ts';
 import { soakSection } from './soak.ts';
 import { storeSection } from './store-cost.ts';
@@ -38,6 +39,7 @@ const SECTIONS: Record<string, Section> = {
   quality: qualitySection,
   encoders: encodersSection,
   rawbody: rawBodySection,
+  'small-url': smallUrlSection,
   floor: floorSection,
   layers: layersSection,
   'layers-replay': layersReplaySection,
