@@ -69,30 +69,8 @@ function excerpt(text: string): string {
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
 }
 
-/** Most distinct operations texts kept validated per schema; a client sends the same few again and again. */
-const MAX_CACHED_OPERATIONS = 256;
-/** Longest text kept: real ones are under 200 bytes, so the cache holds at most 256 KiB of text. */
-const MAX_CACHED_TEXT_CHARS = 1024;
-const validatedTexts = new WeakMap<object, Map<string, Operations>>();
-
-/** Freezes the operations all the way down: one validated object answers every request that sends its text. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const field of Object.values(value)) deepFreeze(field);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-/**
- * Parses the multipart `operations` text (JSON) and validates it. A text validated before answers its frozen
- * result again without JSON.parse and zod (issue 28); a text that failed is checked again each time, so its
- * error is built the same way.
- */
+/** Parses the multipart `operations` text (JSON) and validates it. */
 export function parseOperationsText(schema: ReturnType<typeof operationsSchema>, text: string): Operations {
-  let cache = validatedTexts.get(schema);
-  const cached = cache?.get(text);
-  if (cached !== undefined) return cached;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -101,14 +79,5 @@ export function parseOperationsText(schema: ReturnType<typeof operationsSchema>,
       `operations is not valid JSON (received ${JSON.stringify(excerpt(text))}); send a JSON object such as {"format":"webp"}`,
     );
   }
-  const operations = deepFreeze(validateOperations(schema, value));
-  if (text.length <= MAX_CACHED_TEXT_CHARS) {
-    if (cache === undefined) {
-      cache = new Map();
-      validatedTexts.set(schema, cache);
-    }
-    if (cache.size >= MAX_CACHED_OPERATIONS) cache.clear();
-    cache.set(text, operations);
-  }
-  return operations;
+  return validateOperations(schema, value);
 }

@@ -125,31 +125,3 @@ for (const [name, value, message] of extensionCases) {
     assert.match(rejection(value).message, message);
   });
 }
-
-test('operations text: the same text sent again answers the same operations, frozen, under its own schema', () => {
-  const text = '{"resize":{"w":400},"format":"webp","quality":70}';
-  const first = parseOperationsText(schema, text);
-  assert.deepEqual(parseOperationsText(schema, text), first);
-  assert.ok(Object.isFrozen(first) && Object.isFrozen(first.resize));
-  assert.throws(() => {
-    (first.resize as { w?: number }).w = 1;
-  }, TypeError);
-  const big = '{"resize":{"w":5000}}';
-  assert.equal(parseOperationsText(schema, big).resize?.w, 5000);
-  assert.throws(() => parseOperationsText(operationsSchema(500), big), ApiError);
-});
-
-test('operations text: a text refused once is refused again with the same message', () => {
-  const text = '{"resize":{"w":0}}';
-  const messageOf = () => {
-    try {
-      parseOperationsText(schema, text);
-    } catch (err) {
-      return (err as ApiError).message;
-    }
-    return 'accepted';
-  };
-  const first = messageOf();
-  assert.notEqual(first, 'accepted');
-  assert.equal(messageOf(), first);
-});
