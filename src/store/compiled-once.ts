@@ -1,9 +1,91 @@
-// owns: the image path's statements built and compiled by Kysely once per shape and dialect, then run with each call's
-// values; building and compiling a query (frozen nodes, spreads, SQL text) cost as much as running it (issue 28). On
-// SQLite they run on the connection directly, and the transaction of a reservation without a Kysely transaction.
-import type { CompiledQuery, Compilable, QueryResult } from 'kysely';
-import { idleSqliteConnection, type SqliteConnection } from './db.ts';
-import type { Db } from './schema.ts';
+// owns: the store's one performance device: the image path's statements built and compiled by Kysely once per shape
+// and dialect, then only bound, and on SQLite run on the connection directly, from statements it keeps prepared, with
+// the reservation's transaction run without a Kysely transaction. Everything else is plain Kysely (issue 45).
+//
+// Why it stays (≥ 2 % on a workload; callgrind, bench/floor-callgrind.ts, 2026-11-27, 2-core machine shared with
+// other work): without the compiled statements and the direct runner, a W6 upload (100 kB) ran 56.09 M instructions
+// per request against 53.46 M (+4.9 %, node 6.16 against 3.69 M); without the kept prepared statements as well, a
+// delivery hit ran 1.92 M against 1.77 M (+8.5 %, SQLite's prepare on every hit).
+//
+// Rule (must not regress): on SQLite a statement or transaction runs on the connection directly only when
+// `idleSqliteConnection` finds no transaction open, and a transaction runs BEGIN to COMMIT in one synchronous turn
+// (`runTransaction`); otherwise it would land inside another caller's transaction and be rolled back with it. A
+// compiled statement's arguments are only values, never what chooses its form (that is its `shape`).
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteDialect, type CompiledQuery, type Compilable, type QueryResult } from 'kysely';
+import type { Database, Db } from './schema.ts';
+
+/** Most SQL texts a connection keeps prepared; the same dozen statements serve every request. */
+const MAX_CACHED_STATEMENTS = 256;
+
+/**
+ * better-sqlite3 with its prepared statements kept by SQL text, for Kysely's statements and the compiled ones alike:
+ * Kysely prepares a statement on every execution (a delivery hit +8.5 %, above). A prepared statement is reusable, and SQLite
+ * re-prepares it by itself when the schema changes.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): {
+  close(): void;
+  prepare(text: string): SqliteDatabase.Statement;
+} {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (statement === undefined) {
+        if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
+        statement = sqlite.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+/** The connection behind a SQLite store, for statements run on it directly. */
+interface SqliteConnection {
+  /** The connection's prepared statement for this SQL text (the cache Kysely's statements use too). */
+  prepare(text: string): SqliteDatabase.Statement;
+  /** Whether a transaction is open: one of Kysely's, between two of its statements. */
+  readonly inTransaction: boolean;
+  /** Runs `work` between BEGIN and COMMIT (ROLLBACK when it throws), synchronously. */
+  transaction<T>(work: () => T): T;
+}
+
+const sqliteConnections = new WeakMap<Db, SqliteConnection>();
+
+function registerSqliteConnection(
+  db: Db,
+  sqlite: SqliteDatabase.Database,
+  statements: { prepare(text: string): SqliteDatabase.Statement },
+): void {
+  const runInTransaction = sqlite.transaction((work: () => unknown) => work());
+  sqliteConnections.set(db, {
+    prepare: statements.prepare,
+    get inTransaction() {
+      return sqlite.inTransaction;
+    },
+    transaction: <T>(work: () => T) => runInTransaction(work) as T,
+  });
+}
+
+/**
+ * The SQLite connection of a store's own Db when no transaction is open on it, so a statement or a whole
+ * transaction run on it now, synchronously, cannot land inside another caller's transaction. Undefined for
+ * PostgreSQL, for a Kysely transaction, and while one is open.
+ */
+export function idleSqliteConnection(db: Db): SqliteConnection | undefined {
+  const connection = sqliteConnections.get(db);
+  return connection === undefined || connection.inTransaction ? undefined : connection;
+}
+
+/** The Kysely instance of a SQLite store: its statements kept prepared, its connection open to compiled statements. */
+export function kyselyOnSqlite(sqlite: SqliteDatabase.Database): Db {
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  registerSqliteConnection(db, sqlite, statements);
+  return db;
+}
 
 /** Stands for argument `index` while the statement is compiled; each call puts its own value in its place. */
 class Argument {

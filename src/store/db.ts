@@ -3,18 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
-import {
-  Kysely,
-  Migrator,
-  PostgresAdapter,
-  PostgresDialect,
-  SqliteDialect,
-  sql,
-  type SqliteDialectConfig,
-} from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database, Db } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
+import { kyselyOnSqlite } from './compiled-once.ts';
 import { isConnectionLost } from './errors.ts';
 
 // int8 (COUNT, bigint columns) comes back as a string from pg by default; every value we store fits a JS number.
@@ -65,9 +58,7 @@ export function openStore(databaseUrl: string, options: StoreOptions): Store {
     sqlite.pragma('foreign_keys = ON');
     // Deleted and overwritten content is zeroed, not left in free space: erased mail bodies held live tokens.
     sqlite.pragma('secure_delete = ON');
-    const statements = withStatementCache(sqlite);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-    registerSqliteConnection(db, sqlite, statements);
+    const db = kyselyOnSqlite(sqlite);
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = openPgPool(databaseUrl, options);
@@ -83,69 +74,6 @@ export function openStore(databaseUrl: string, options: StoreOptions): Store {
 export async function truncateWriteAheadLog(db: Db): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) return;
   await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
-}
-
-/** Most SQL texts a connection keeps prepared; the same dozen statements serve every request. */
-const MAX_CACHED_STATEMENTS = 256;
-
-/**
- * better-sqlite3 with its prepared statements kept by SQL text. Kysely prepares a statement on every execution,
- * which cost about a quarter of the store's CPU per image request (BENCHMARKS.md at 3059197, Profile); a prepared
- * statement is reusable, and SQLite re-prepares it by itself when the schema changes.
- */
-function withStatementCache(
-  sqlite: SqliteDatabase.Database,
-): SqliteDialectConfig['database'] & { prepare(text: string): SqliteDatabase.Statement } {
-  const statements = new Map<string, SqliteDatabase.Statement>();
-  return {
-    close: () => sqlite.close(),
-    prepare(text: string) {
-      let statement = statements.get(text);
-      if (statement === undefined) {
-        if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
-        statement = sqlite.prepare(text);
-        statements.set(text, statement);
-      }
-      return statement;
-    },
-  };
-}
-
-/** The connection behind a SQLite store, for statements run on it directly (compiled-once.ts). */
-export interface SqliteConnection {
-  /** The connection's prepared statement for this SQL text (the cache Kysely's statements use too). */
-  prepare(text: string): SqliteDatabase.Statement;
-  /** Whether a transaction is open: one of Kysely's, between two of its statements. */
-  readonly inTransaction: boolean;
-  /** Runs `work` between BEGIN and COMMIT (ROLLBACK when it throws), synchronously. */
-  transaction<T>(work: () => T): T;
-}
-
-const sqliteConnections = new WeakMap<Db, SqliteConnection>();
-
-function registerSqliteConnection(
-  db: Db,
-  sqlite: SqliteDatabase.Database,
-  statements: { prepare(text: string): SqliteDatabase.Statement },
-): void {
-  const runInTransaction = sqlite.transaction((work: () => unknown) => work());
-  sqliteConnections.set(db, {
-    prepare: statements.prepare,
-    get inTransaction() {
-      return sqlite.inTransaction;
-    },
-    transaction: <T>(work: () => T) => runInTransaction(work) as T,
-  });
-}
-
-/**
- * The SQLite connection of a store's own Db when no transaction is open on it, so a statement or a whole
- * transaction run on it now, synchronously, cannot land inside another caller's transaction. Undefined for
- * PostgreSQL, for a Kysely transaction, and while one is open.
- */
-export function idleSqliteConnection(db: Db): SqliteConnection | undefined {
-  const connection = sqliteConnections.get(db);
-  return connection === undefined || connection.inTransaction ? undefined : connection;
 }
 
 /**

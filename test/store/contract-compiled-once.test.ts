@@ -2,9 +2,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import SqliteDatabase from 'better-sqlite3';
 import { findOrCreateAccount } from '../../src/store/accounts.ts';
-import { compiledOnce, runTransaction, type TransactionWork } from '../../src/store/compiled-once.ts';
-import { idleSqliteConnection } from '../../src/store/db.ts';
+import {
+  compiledOnce,
+  idleSqliteConnection,
+  kyselyOnSqlite,
+  runTransaction,
+  type TransactionWork,
+} from '../../src/store/compiled-once.ts';
 import type { Db } from '../../src/store/schema.ts';
 import { findUsage, reserveUsageUnit } from '../../src/store/usage.ts';
 import { describeStoreContract } from '../helpers/store-contract.ts';
@@ -124,6 +130,21 @@ describeStoreContract('compiled statements', (stores) => {
       assert.equal(idleSqliteConnection(stores.a.db), undefined);
     });
     assert.equal(idleSqliteConnection(stores.a.db) !== undefined, sqlite);
+  });
+
+  test('kyselyOnSqlite: a Db made on a SQLite connection runs compiled statements on it', async () => {
+    const sqlite = new SqliteDatabase(':memory:');
+    const db = kyselyOnSqlite(sqlite);
+    try {
+      sqlite.exec("create table accounts (email text); insert into accounts values ('a@example.com')");
+      assert.ok(idleSqliteConnection(db));
+      const byEmail = compiledOnce(1, (d: Db, _shape: string, email: string) =>
+        d.selectFrom('accounts').select('email').where('email', '=', email),
+      );
+      assert.deepEqual((await byEmail(db, '', 'a@example.com')).rows, [{ email: 'a@example.com' }]);
+    } finally {
+      await db.destroy();
+    }
   });
 
   test('reserveUsageUnit: the unit and its reservation row are written together, and nothing at the limit', async () => {
