@@ -8,9 +8,9 @@ import { Accumulator, type SideResult } from './compare.ts';
 import { firstLayers, LAYERS } from './floor-layers.ts';
 import { closedLoop, httpClient, prepareImageRequest, type Segment } from './load.ts';
 import { fmt, table } from './report.ts';
-import { workloadIds, type BenchContext, type Section } from './section.ts';
+import type { BenchContext, Section } from './section.ts';
 import { freePort, processCpuMs, startService, waitForHealth, type ServiceProcess } from './service.ts';
-import { buildWorkloads, rawSharp, type Workload } from './workloads.ts';
+import { chosenWorkloads, rawSharp, type Workload } from './workloads.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 
@@ -438,10 +438,7 @@ export const floorSection: Section = {
   question: 'Against raw sharp and the floor',
   about: 'raw sharp, a bare node:http + busboy + sharp server and the service, 1 and 2 connections (~12 min)',
   async run(ctx) {
-    const wanted = workloadIds(ctx, ['W1', 'W2', 'W4', 'W6']);
-    const base = await ctx.base();
-    const all = await buildWorkloads(base);
-    const workloads = all.filter((w) => wanted.has(w.id));
+    const { all, chosen: workloads } = await chosenWorkloads(ctx, ['W1', 'W2', 'W4', 'W6']);
     const segmentMs = ctx.quick ? 1_500 : 3_000;
     const serverWarmUp = serverWarmUpOf(ctx, all);
     // Seven short rounds rather than three long ones: the ratios are medians of the rounds' (roundRatio), and more
@@ -463,7 +460,7 @@ export const floorSection: Section = {
       });
       return {
         method: [
-          `Input: ${base.description}`,
+          `Input: ${(await ctx.base()).description}`,
           `First, each server answers ${serverWarmUp.requests} W6 requests at 2 connections (V8 optimizes the request path; see warmServers)`,
           `Per workload and connection count: a warm-up of ${ctx.quick ? 0.5 : 3} s of each side, then ${rounds} rounds of` +
             ` ${segmentMs / 1000} s alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) →` +
@@ -485,9 +482,7 @@ export const floorSection: Section = {
 };
 
 async function layers(ctx: BenchContext, replay: boolean) {
-  const wanted = workloadIds(ctx, ['W1', 'W6']);
-  const all = await buildWorkloads(await ctx.base());
-  const workloads = all.filter((w) => wanted.has(w.id));
+  const { all, chosen: workloads } = await chosenWorkloads(ctx, ['W1', 'W6']);
   const segmentMs = ctx.quick ? 1_000 : replay ? 2_000 : 3_000;
   const rounds = ctx.quick ? 1 : 3;
   const serverWarmUp = serverWarmUpOf(ctx, all);

@@ -7,9 +7,9 @@ import {
 } from '../src/pipeline/isolated-processor.ts';
 import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
 import { fmt, table } from './report.ts';
-import { workloadIds, type Section } from './section.ts';
+import type { Section } from './section.ts';
 import { processCpuMs } from './service.ts';
-import { buildWorkloads, type Workload } from './workloads.ts';
+import { chosenWorkloads, type Workload } from './workloads.ts';
 
 interface Side {
   images: number;
@@ -106,15 +106,13 @@ export const isolationSection: Section = {
   question: 'Cost of isolation',
   about: 'processImage in-process against the same job in a killable child, W1, W2, W4, W6 (~2 min)',
   async run(ctx) {
-    const wanted = workloadIds(ctx, ['W1', 'W2', 'W4', 'W6']);
-    const base = await ctx.base();
-    const workloads = (await buildWorkloads(base)).filter((w) => wanted.has(w.id));
+    const { chosen: workloads } = await chosenWorkloads(ctx, ['W1', 'W2', 'W4', 'W6']);
     const segmentMs = ctx.quick ? 1_000 : 4_000;
     const rounds = ctx.quick ? 1 : 3;
     const rows = await measureIsolation(workloads, ctx.limits, { segmentMs, rounds });
     return {
       method: [
-        `Input: ${base.description}; one job at a time in the bench process, ${rounds} rounds of` +
+        `Input: ${(await ctx.base()).description}; one job at a time in the bench process, ${rounds} rounds of` +
           ` ${segmentMs / 1000} s per side, alternating, after a warm-up. CPU is the bench process and its children` +
           " (the child's own libvips and V8 included), from /proc",
       ],

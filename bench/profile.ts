@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closedLoop, httpClient, prepareImageRequest } from './load.ts';
 import { fmt, table } from './report.ts';
-import { workloadIds, type Section } from './section.ts';
+import type { Section } from './section.ts';
 import { startService } from './service.ts';
-import { buildWorkloads, type Workload } from './workloads.ts';
+import { chosenWorkloads, type Workload } from './workloads.ts';
 
 interface CallFrame {
   functionName: string;
@@ -141,9 +141,7 @@ export const profileSection: Section = {
   about:
     "the event loop's busy time per image, then a CPU profile and GC trace of the main thread (~1 min; W1)",
   async run(ctx) {
-    const wanted = workloadIds(ctx, ['W1']);
-    const base = await ctx.base();
-    const workloads = (await buildWorkloads(base)).filter((w) => wanted.has(w.id));
+    const { chosen: workloads } = await chosenWorkloads(ctx, ['W1']);
     const seconds = ctx.quick ? 5 : 20;
     const loopRows: (string | number)[][] = [];
     const profiles: string[] = [];
@@ -160,7 +158,7 @@ export const profileSection: Section = {
     }
     return {
       method: [
-        `Input: ${base.description}; ${ctx.concurrency} connections, 3 s of warm-up, then ${seconds} s measured`,
+        `Input: ${(await ctx.base()).description}; ${ctx.concurrency} connections, 3 s of warm-up, then ${seconds} s measured`,
         "First without the profiler: the event loop busy time from the service's own /metrics; then a second service" +
           ' under --cpu-prof and --trace-gc (the profile covers the warm-up too)',
       ],

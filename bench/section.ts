@@ -35,8 +35,3 @@ export interface Section {
   about: string;
   run(ctx: BenchContext): Promise<SectionOutput>;
 }
-
-/** --workloads when given, else the section's own list. */
-export function workloadIds(ctx: BenchContext, fallback: string[]): Set<string> {
-  return new Set(ctx.workloads ?? fallback);
-}

@@ -7,6 +7,7 @@ import { processImage, sharpInputOptions, type ProcessLimits } from '../src/pipe
 import { applyPhases, PHASES, type StepContext } from '../src/pipeline/registry.ts';
 import type { SourceInfo } from '../src/pipeline/steps.ts';
 import { alphaPng, jpegOfSize, type BaseImage } from './inputs.ts';
+import type { BenchContext } from './section.ts';
 
 export interface Workload {
   id: string;
@@ -129,4 +130,14 @@ export function rawSharp(w: Workload, limits: ProcessLimits): Promise<Buffer> {
 /** The service's own processing function, in-process: the ceiling of the HTTP path. */
 export async function rawPipeline(w: Workload, limits: ProcessLimits): Promise<Buffer> {
   return (await processImage(w.input, w.operations, limits)).data;
+}
+
+/** Every workload, and those a section measures: --workloads when given, else the section's own list. */
+export async function chosenWorkloads(
+  ctx: BenchContext,
+  fallback: string[],
+): Promise<{ all: Workload[]; chosen: Workload[] }> {
+  const wanted = new Set(ctx.workloads ?? fallback);
+  const all = await buildWorkloads(await ctx.base());
+  return { all, chosen: all.filter((w) => wanted.has(w.id)) };
 }
