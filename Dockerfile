@@ -12,10 +12,15 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 FROM node:20-slim
 
 WORKDIR /app
+# Read by libuv and glibc before the server's code runs, so set here (bin/serve-environment.js; README, "Starting the
+# server"): a thread per job slot and per fetch plus two for the defaults (raise it with MAX_CONCURRENT_JOBS), and
+# glibc's malloc thresholds for libvips' buffers.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    UV_THREADPOOL_SIZE=8 \
+    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=16777216
 
 COPY package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -1,5 +1,8 @@
-// The environment `imgpipe serve` needs before Node starts: libuv's thread pool size and glibc's malloc thresholds.
-import { spawn } from 'node:child_process';
+// The environment `imgpipe serve` should start with: libuv sizes its thread pool at its first use, which the ESM
+// loader makes before the entry's first line runs, and glibc reads its tunables before any code runs, so neither can
+// be set from inside. The operator's start line sets them (the Dockerfile's ENV, compose.yaml, `npm start`, the
+// README's start line); `serve` warns once at start-up for each one that is missing or short (src/main.ts).
+// Measured figures for each: BENCHMARKS.md, "Memory".
 
 const positive = (value, fallback) => {
   const n = Number(value);
@@ -7,12 +10,11 @@ const positive = (value, fallback) => {
 };
 
 /**
- * Undefined when UV_THREADPOOL_SIZE is set (the operator's choice stands). Else one thread per image job (sharp
- * runs each on a pool thread), one per concurrent fetch (its DNS lookup), and two for file and crypto work;
- * never below libuv's default of 4, never above its limit of 1024.
+ * The thread pool `serve` needs: one thread per image job (sharp runs each on a pool thread), one per concurrent
+ * fetch (its DNS lookup), and two for file and crypto work; never below libuv's default of 4, never above its
+ * limit of 1024.
  */
 export function threadPoolSizeFor(env) {
-  if (env.UV_THREADPOOL_SIZE !== undefined && env.UV_THREADPOOL_SIZE !== '') return undefined;
   const jobs = positive(env.MAX_CONCURRENT_JOBS, 2);
   const fetches = positive(env.MAX_CONCURRENT_FETCHES, 4);
   return Math.min(1024, Math.max(4, jobs + fetches + 2));
@@ -21,8 +23,8 @@ export function threadPoolSizeFor(env) {
 /**
  * glibc's malloc thresholds for libvips' per-thread buffers. With glibc's defaults a thread's arena gave its free
  * top back to the kernel after every image (madvise of ~2 MB per 3000×2000 JPEG) and faulted it in again on the
- * next: ~550 page faults and ~1.7 ms of kernel time per image (BENCHMARKS.md, issue 28). Buffers up to 8 MiB come
- * from the arenas, and an arena keeps up to 16 MiB of free top.
+ * next: ~550 page faults and ~1.7 ms of kernel time per image. Buffers up to 8 MiB come from the arenas, and an
+ * arena keeps up to 16 MiB of free top.
  */
 export const MALLOC_TUNABLES = {
   'glibc.malloc.mmap_threshold': String(8 * 1024 * 1024),
@@ -30,8 +32,8 @@ export const MALLOC_TUNABLES = {
 };
 
 /**
- * GLIBC_TUNABLES with MALLOC_TUNABLES added where the operator's value does not name them (the operator's choice
- * stands); undefined when nothing needs adding.
+ * GLIBC_TUNABLES with MALLOC_TUNABLES added where the given value does not name them (the operator's own values
+ * stand); undefined when nothing is missing.
  */
 export function glibcTunablesFor(env) {
   const given = env.GLIBC_TUNABLES ?? '';
@@ -43,33 +45,15 @@ export function glibcTunablesFor(env) {
   return [...(given === '' ? [] : [given]), ...added].join(':');
 }
 
-/** The variables `serve` must start with that `env` lacks or has incomplete: {} when it can start as it is. */
+/**
+ * The variables `env` lacks or has short, each with the value to start `serve` with: {} when it can start as it is.
+ * UV_THREADPOOL_SIZE is short below threadPoolSizeFor (job slots or fetches would wait for a thread).
+ */
 export function serveEnvironmentFor(env) {
   const missing = {};
   const size = threadPoolSizeFor(env);
-  if (size !== undefined) missing.UV_THREADPOOL_SIZE = String(size);
+  if (positive(env.UV_THREADPOOL_SIZE, 0) < size) missing.UV_THREADPOOL_SIZE = String(size);
   const tunables = glibcTunablesFor(env);
   if (tunables !== undefined) missing.GLIBC_TUNABLES = tunables;
   return missing;
-}
-
-/**
- * Runs this same command again with `missing` added to its environment and stands in for it: the child is in its
- * own process group (a terminal's Ctrl-C reaches it once, through here), every stop signal is passed on, and this
- * process exits with the child's code.
- */
-export function relaunchWith(missing) {
-  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
-    // The IPC channel tells the child when this process is gone, even by SIGKILL (see src/main.ts).
-    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-    detached: true,
-    env: { ...process.env, ...missing },
-  });
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
-    process.on(signal, () => child.kill(signal));
-  }
-  process.on('exit', () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
