@@ -13,14 +13,14 @@ FROM node:20-slim
 
 WORKDIR /app
 # Read by libuv and glibc before the server's code runs, so set here (bin/serve-environment.js; README, "Starting the
-# server"): a thread per job slot and per fetch plus two for the defaults (raise it with MAX_CONCURRENT_JOBS), and
-# glibc's malloc thresholds for libvips' buffers.
+# server"): a thread per job slot and per fetch plus two, and a malloc arena per job slot, for the defaults (raise both
+# with MAX_CONCURRENT_JOBS).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data \
     UV_THREADPOOL_SIZE=8 \
-    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=16777216
+    GLIBC_TUNABLES=glibc.malloc.arena_max=2
 
 COPY package.json ./
 COPY --from=build /app/node_modules ./node_modules
@@ -40,4 +40,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-CMD ["node", "--initial-old-space-size=128", "--no-allocation-site-pretenuring", "bin/imgpipe.js", "serve"]
+CMD ["node", "bin/imgpipe.js", "serve"]

@@ -1,6 +1,6 @@
 // Types of bin/serve-environment.js (plain JavaScript: bench/ and test/ read it as it is, src/main.ts through the bundle).
 type Env = Record<string, string | undefined>;
 export function threadPoolSizeFor(env: Env): number;
-export const MALLOC_TUNABLES: Record<string, string>;
+export function mallocTunablesFor(env: Env): Record<string, string>;
 export function glibcTunablesFor(env: Env): string | undefined;
 export function serveEnvironmentFor(env: Env): { UV_THREADPOOL_SIZE?: string; GLIBC_TUNABLES?: string };

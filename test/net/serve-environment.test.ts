@@ -38,7 +38,7 @@ function startEnvironment(pid: number, name: string): string | undefined {
   return parts.join(':');
 }
 
-test('npm start: one node process serves, started with the thread pool and the malloc thresholds, and no warning', async (t) => {
+test('npm start: one node process serves, started with the thread pool and the malloc arenas, and no warning', async (t) => {
   if (!existsSync('/proc/self/task')) return t.skip('needs Linux /proc');
   const env = {
     ...process.env,
@@ -97,7 +97,7 @@ test('serve without UV_THREADPOOL_SIZE and GLIBC_TUNABLES: it serves, with one w
     warnings.map((w) => [w.level, w.variable, w.recommended]),
     [
       [40, 'UV_THREADPOOL_SIZE', '14'],
-      [40, 'GLIBC_TUNABLES', glibcTunablesFor({})],
+      [40, 'GLIBC_TUNABLES', 'glibc.malloc.arena_max=8'],
     ],
   );
   assert.equal(warnings[0]?.pid, server.child.pid, 'the spawned process is the one that serves');

@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
   glibcTunablesFor,
-  MALLOC_TUNABLES,
+  mallocTunablesFor,
   serveEnvironmentFor,
   threadPoolSizeFor,
 } from '../../bin/serve-environment.js';
 import { warnOfMissingEnvironment } from '../../src/main.ts';
 
-const OURS = 'glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=16777216';
+const OURS = 'glibc.malloc.arena_max=2';
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
 test('serve environment: the pool has a thread per job slot and per fetch, plus two, within 4 and 1024', () => {
@@ -33,24 +33,15 @@ test('serve environment: an operator-set UV_THREADPOOL_SIZE of at least that siz
   );
 });
 
-test('serve environment: without GLIBC_TUNABLES serve needs the malloc thresholds', () => {
+test('serve environment: without GLIBC_TUNABLES serve needs a malloc arena per job slot, at least 2', () => {
   assert.equal(glibcTunablesFor({}), OURS);
-  assert.deepEqual(Object.keys(MALLOC_TUNABLES).sort(), [
-    'glibc.malloc.mmap_threshold',
-    'glibc.malloc.trim_threshold',
-  ]);
+  assert.deepEqual(mallocTunablesFor({ MAX_CONCURRENT_JOBS: '1' }), { 'glibc.malloc.arena_max': '2' });
+  assert.deepEqual(mallocTunablesFor({ MAX_CONCURRENT_JOBS: '8' }), { 'glibc.malloc.arena_max': '8' });
 });
 
-test('serve environment: an operator-set GLIBC_TUNABLES keeps its own values, and lacks only the thresholds it does not name', () => {
+test('serve environment: an operator-set GLIBC_TUNABLES keeps its own values, and lacks only the arena count it does not name', () => {
   assert.equal(glibcTunablesFor({ GLIBC_TUNABLES: 'glibc.pthread.rseq=0' }), `glibc.pthread.rseq=0:${OURS}`);
-  assert.equal(
-    glibcTunablesFor({ GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=1048576' }),
-    'glibc.malloc.trim_threshold=1048576:glibc.malloc.mmap_threshold=8388608',
-  );
-  assert.equal(
-    glibcTunablesFor({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1:glibc.malloc.trim_threshold=2' }),
-    undefined,
-  );
+  assert.equal(glibcTunablesFor({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=1' }), undefined);
 });
 
 test('serve environment: one warning per missing variable, naming it and the value to set; none when complete', () => {
@@ -61,7 +52,7 @@ test('serve environment: one warning per missing variable, naming it and the val
   warnOfMissingEnvironment(log as never, { MAX_CONCURRENT_JOBS: '4' });
   assert.equal(warnings.length, 2);
   assert.match(warnings[0] as string, /UV_THREADPOOL_SIZE=10\b/);
-  assert.ok((warnings[1] as string).includes(`GLIBC_TUNABLES=${OURS}`));
+  assert.ok((warnings[1] as string).includes('GLIBC_TUNABLES=glibc.malloc.arena_max=4'));
 });
 
 test('serve environment: the Dockerfile, compose.yaml, npm start and the README start line set what serve needs', () => {
