@@ -1,5 +1,5 @@
 // `imgpipe serve` is one process: it runs with the environment its start line gives it (`npm start` sets the thread
-// pool and glibc's malloc thresholds), and warns once for each of them that is missing (bin/serve-environment.js).
+// pool and glibc's malloc arenas), and warns once for each of them that is missing (bin/serve-environment.js).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
