@@ -40,7 +40,7 @@ function startEnvironment(pid: number, name: string): string | undefined {
 
 test('npm start: one node process serves, started with the thread pool and the malloc arenas, and no warning', async (t) => {
   if (!existsSync('/proc/self/task')) return t.skip('needs Linux /proc');
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: '0',
     HOST: '127.0.0.1',
