@@ -1,5 +1,6 @@
 // `imgpipe serve` is one process: it runs with the environment its start line gives it (`npm start` sets the thread
-// pool and glibc's malloc arenas), and warns once for each of them that is missing (bin/serve-environment.js).
+// pool, glibc's malloc arenas and V8's semi-space size), and warns once for each of them that is missing
+// (bin/serve-environment.js).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -7,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { glibcTunablesFor, threadPoolSizeFor } from '../../bin/serve-environment.js';
+import { glibcTunablesFor, nodeOptionsFor, threadPoolSizeFor } from '../../bin/serve-environment.js';
 import { startServe } from '../helpers/process.ts';
 import { killOnExit } from '../helpers/spawned.ts';
 
@@ -38,7 +39,7 @@ function startEnvironment(pid: number, name: string): string | undefined {
   return parts.join(':');
 }
 
-test('npm start: one node process serves, started with the thread pool and the malloc arenas, and no warning', async (t) => {
+test('npm start: one node process serves, started with the thread pool, the malloc arenas and the semi-space size, and no warning', async (t) => {
   if (!existsSync('/proc/self/task')) return t.skip('needs Linux /proc');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -51,6 +52,7 @@ test('npm start: one node process serves, started with the thread pool and the m
   };
   delete env.UV_THREADPOOL_SIZE;
   delete env.GLIBC_TUNABLES;
+  delete env.NODE_OPTIONS;
   const npm = killOnExit(
     spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
@@ -74,10 +76,11 @@ test('npm start: one node process serves, started with the thread pool and the m
   assert.deepEqual(childrenOf(server), [], 'and it serves alone');
   assert.equal(startEnvironment(server, 'UV_THREADPOOL_SIZE'), String(threadPoolSizeFor({})));
   assert.equal(startEnvironment(server, 'GLIBC_TUNABLES'), glibcTunablesFor({}));
+  assert.equal(startEnvironment(server, 'NODE_OPTIONS'), nodeOptionsFor({}));
   assert.doesNotMatch(output, /is not set as serve needs it/);
 });
 
-test('serve without UV_THREADPOOL_SIZE and GLIBC_TUNABLES: it serves, with one warning for each naming the value to set', async (t) => {
+test('serve without UV_THREADPOOL_SIZE, GLIBC_TUNABLES and NODE_OPTIONS: it serves, with one warning for each naming the value to set', async (t) => {
   const server = await startServe({
     DATA_DIR: dataDir(t),
     PORT: '0',
@@ -98,6 +101,7 @@ test('serve without UV_THREADPOOL_SIZE and GLIBC_TUNABLES: it serves, with one w
     [
       [40, 'UV_THREADPOOL_SIZE', '14'],
       [40, 'GLIBC_TUNABLES', 'glibc.malloc.arena_max=8'],
+      [40, 'NODE_OPTIONS', nodeOptionsFor({})],
     ],
   );
   assert.equal(warnings[0]?.pid, server.child.pid, 'the spawned process is the one that serves');
