@@ -12,10 +12,16 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 FROM node:20-slim
 
 WORKDIR /app
+# Read by libuv and glibc before the server's code runs, so set here (bin/serve-environment.js; README, "Starting the
+# server"): a thread per job slot and per fetch plus two, and a malloc arena per job slot, for the defaults (raise both
+# with MAX_CONCURRENT_JOBS); V8's young generation at 4 MB per semi-space.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    UV_THREADPOOL_SIZE=8 \
+    GLIBC_TUNABLES=glibc.malloc.arena_max=2 \
+    NODE_OPTIONS=--max-semi-space-size=4
 
 COPY package.json ./
 COPY --from=build /app/node_modules ./node_modules
@@ -35,4 +41,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-CMD ["node", "--initial-old-space-size=128", "--no-allocation-site-pretenuring", "bin/imgpipe.js", "serve"]
+CMD ["node", "bin/imgpipe.js", "serve"]

@@ -10,7 +10,14 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Besides src/, the files whose change changes the bundle: how it is built and what it is built with. */
 // (bin/build-wasm.js compiles src/pipeline/assembly/, which changedSince watches as any other source, into the
 // generated module the bundle embeds; package-lock.json pins its compiler too.)
-export const BUILD_FILES = ['bin/build.js', 'bin/build-wasm.js', 'tsconfig.json', 'package-lock.json'];
+export const BUILD_FILES = [
+  'bin/build.js',
+  'bin/build-wasm.js',
+  // src/main.ts imports it: the bundle holds a copy.
+  'bin/serve-environment.js',
+  'tsconfig.json',
+  'package-lock.json',
+];
 
 /** The CLI's entry in the sources; a tree without it (the Docker image) can only run the bundle. */
 const SOURCE_ENTRY = 'src/cli/index.ts';

@@ -1,5 +1,12 @@
-// The environment `imgpipe serve` needs before Node starts: libuv's thread pool size and glibc's malloc thresholds.
-import { spawn } from 'node:child_process';
+// The environment `imgpipe serve` should start with: libuv sizes its thread pool at its first use, which the ESM
+// loader makes before the entry's first line runs, and glibc reads its tunables before any code runs, so neither can
+// be set from inside. The operator's start line sets them (the Dockerfile's ENV, compose.yaml, `npm start`, the
+// README's start line); `serve` warns once at start-up for each one that is missing or short (src/main.ts).
+// Measured figures for each: BENCHMARKS.md, "Memory". What stays here gains at least 2 % on some workload (CPU per
+// image or peak RSS). Measured and dropped: --initial-old-space-size=128 (no mark-compact with or without it in 350
+// requests by URL and 60 uploads of 3000×2000 now that upload buffers are kept, and the same peak RSS) and
+// --no-allocation-site-pretenuring (-1.7 % CPU on 100 kB uploads, under the bar; no RSS difference), so `serve`
+// takes none of them. It takes one V8 flag, through NODE_OPTIONS (semiSpaceFlag).
 
 const positive = (value, fallback) => {
   const n = Number(value);
@@ -7,69 +14,71 @@ const positive = (value, fallback) => {
 };
 
 /**
- * Undefined when UV_THREADPOOL_SIZE is set (the operator's choice stands). Else one thread per image job (sharp
- * runs each on a pool thread), one per concurrent fetch (its DNS lookup), and two for file and crypto work;
- * never below libuv's default of 4, never above its limit of 1024.
+ * The thread pool `serve` needs: one thread per image job (sharp runs each on a pool thread), one per concurrent
+ * fetch (its DNS lookup), and two for file and crypto work; never below libuv's default of 4, never above its
+ * limit of 1024.
  */
 export function threadPoolSizeFor(env) {
-  if (env.UV_THREADPOOL_SIZE !== undefined && env.UV_THREADPOOL_SIZE !== '') return undefined;
   const jobs = positive(env.MAX_CONCURRENT_JOBS, 2);
   const fetches = positive(env.MAX_CONCURRENT_FETCHES, 4);
   return Math.min(1024, Math.max(4, jobs + fetches + 2));
 }
 
 /**
- * glibc's malloc thresholds for libvips' per-thread buffers. With glibc's defaults a thread's arena gave its free
- * top back to the kernel after every image (madvise of ~2 MB per 3000×2000 JPEG) and faulted it in again on the
- * next: ~550 page faults and ~1.7 ms of kernel time per image (BENCHMARKS.md, issue 28). Buffers up to 8 MiB come
- * from the arenas, and an arena keeps up to 16 MiB of free top.
+ * glibc's malloc arenas, one per job slot (at least 2). By default glibc gives each thread that allocates its own
+ * arena, up to 8 per core, and each keeps what its thread freed: libvips runs on every libuv pool thread in turn, so
+ * under the peers workload (3000×2000 JPEG by URL to 800 px, and 640×427 to 320 px, 2 connections) the server peaked
+ * at 283–299 MB against 235 MB with 2 arenas, at the same CPU per image, and with fewer page faults per large image
+ * (98 against 389 with glibc's defaults and 152 with the mmap/trim thresholds this replaces). BENCHMARKS.md, "Memory".
  */
-export const MALLOC_TUNABLES = {
-  'glibc.malloc.mmap_threshold': String(8 * 1024 * 1024),
-  'glibc.malloc.trim_threshold': String(16 * 1024 * 1024),
-};
+export function mallocTunablesFor(env) {
+  return { 'glibc.malloc.arena_max': String(Math.max(2, positive(env.MAX_CONCURRENT_JOBS, 2))) };
+}
 
 /**
- * GLIBC_TUNABLES with MALLOC_TUNABLES added where the operator's value does not name them (the operator's choice
- * stands); undefined when nothing needs adding.
+ * GLIBC_TUNABLES with mallocTunablesFor added where the given value does not name them (the operator's own values
+ * stand); undefined when nothing is missing.
  */
 export function glibcTunablesFor(env) {
   const given = env.GLIBC_TUNABLES ?? '';
   const named = new Set(given.split(':').map((pair) => pair.split('=')[0]));
-  const added = Object.entries(MALLOC_TUNABLES)
+  const added = Object.entries(mallocTunablesFor(env))
     .filter(([name]) => !named.has(name))
     .map(([name, value]) => `${name}=${value}`);
   if (added.length === 0) return undefined;
   return [...(given === '' ? [] : [given]), ...added].join(':');
 }
 
-/** The variables `serve` must start with that `env` lacks or has incomplete: {} when it can start as it is. */
-export function serveEnvironmentFor(env) {
-  const missing = {};
-  const size = threadPoolSizeFor(env);
-  if (size !== undefined) missing.UV_THREADPOOL_SIZE = String(size);
-  const tunables = glibcTunablesFor(env);
-  if (tunables !== undefined) missing.GLIBC_TUNABLES = tunables;
-  return missing;
+/**
+ * V8's young generation, capped at 4 MB per semi-space (Node 20's default lets it grow to 16, and start-up alone
+ * grows it there: 32 MB of the idle server's 75 MB heap). Under the peers workload the server peaked at 200 MB
+ * against 221–246 MB without it, at the same CPU per image (8 scavenges per 200 small images instead of 1, each of
+ * a few live objects). V8 reads it when it creates the heap, so only the start line can give it.
+ */
+export const SEMI_SPACE_FLAG = '--max-semi-space-size=4';
+
+/**
+ * NODE_OPTIONS with SEMI_SPACE_FLAG added, or undefined when NODE_OPTIONS or `execArgv` (node's own arguments)
+ * already size the semi-space (the operator's value stands).
+ */
+export function nodeOptionsFor(env, execArgv = []) {
+  const given = env.NODE_OPTIONS ?? '';
+  const named = [...given.split(/\s+/), ...execArgv].some((arg) => /^--max-semi-space-size\b/.test(arg));
+  if (named) return undefined;
+  return [...(given.trim() === '' ? [] : [given.trim()]), SEMI_SPACE_FLAG].join(' ');
 }
 
 /**
- * Runs this same command again with `missing` added to its environment and stands in for it: the child is in its
- * own process group (a terminal's Ctrl-C reaches it once, through here), every stop signal is passed on, and this
- * process exits with the child's code.
+ * The variables `env` lacks or has short, each with the value to start `serve` with: {} when it can start as it is.
+ * UV_THREADPOOL_SIZE is short below threadPoolSizeFor (job slots or fetches would wait for a thread).
  */
-export function relaunchWith(missing) {
-  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
-    // The IPC channel tells the child when this process is gone, even by SIGKILL (see src/main.ts).
-    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-    detached: true,
-    env: { ...process.env, ...missing },
-  });
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
-    process.on(signal, () => child.kill(signal));
-  }
-  process.on('exit', () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+export function serveEnvironmentFor(env, execArgv = []) {
+  const missing = {};
+  const size = threadPoolSizeFor(env);
+  if (positive(env.UV_THREADPOOL_SIZE, 0) < size) missing.UV_THREADPOOL_SIZE = String(size);
+  const tunables = glibcTunablesFor(env);
+  if (tunables !== undefined) missing.GLIBC_TUNABLES = tunables;
+  const nodeOptions = nodeOptionsFor(env, execArgv);
+  if (nodeOptions !== undefined) missing.NODE_OPTIONS = nodeOptions;
+  return missing;
 }

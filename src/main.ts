@@ -1,12 +1,14 @@
 // owns: running the server process: config → context → server → listen, dev key, and graceful shutdown.
 import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { seedDevKey } from './accounts/dev-key.ts';
 import { refundAbandonedReservations } from './accounts/quota.ts';
 import { localBaseUrl, type Config } from './config.ts';
 import { createContext, createLogger, type AppContext } from './context.ts';
 import { buildServer } from './http/server.ts';
 import { lockSqliteForServe, sqliteFileOf } from './serve-lock.ts';
+import { serveEnvironmentFor } from '../bin/serve-environment.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -171,11 +173,23 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const server = await starting;
+  warnOfMissingEnvironment(server.ctx.log, process.env, process.execArgv);
   process.stderr.write(startupSummary(server.ctx.config.publicBaseUrl, server.devKey, config));
-  // Started by bin/imgpipe.js's relaunch (thread pool sizing): when that process dies, even by SIGKILL, this one
-  // dies the same way, so killing the pid a process manager knows never leaves a server behind.
-  if (process.channel) {
-    process.channel.unref();
-    process.once('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+}
+
+/**
+ * One warning per variable that libuv, glibc or V8 read before this process ran and that its start line lacks
+ * (bin/serve-environment.js): set so late, it would have no effect, so only the operator can set it.
+ */
+export function warnOfMissingEnvironment(
+  log: Pick<Logger, 'warn'>,
+  env: NodeJS.ProcessEnv,
+  execArgv: string[] = [],
+): void {
+  for (const [name, value] of Object.entries(serveEnvironmentFor(env, execArgv))) {
+    log.warn(
+      { variable: name, recommended: value, current: env[name] ?? null },
+      `${name} is not set as serve needs it: start with ${name}=${/\s/.test(value) ? `"${value}"` : value} (README, "Starting the server")`,
+    );
   }
 }

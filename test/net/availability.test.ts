@@ -211,7 +211,7 @@ test('availability: a SIGKILLed server leaves no isolated child working', async 
   assert.ok(child !== undefined, 'jobs run in an isolated child');
   // An AVIF encode at quality 100 of 4 MP of noise: seconds of work in that child.
   const sent = avif(await noisyJpeg, 100).catch(() => undefined);
-  // The child's parent is the server (bin/imgpipe.js may have relaunched itself under the spawned process).
+  // The child's parent is the server.
   const serverPid = Number(/^\d+ \(.*\) \S (\d+)/.exec(readFileSync(`/proc/${child}/stat`, 'utf8'))?.[1]);
   await sleep(700);
   process.kill(serverPid, 'SIGKILL');

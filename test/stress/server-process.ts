@@ -64,7 +64,7 @@ export class ServerProcess {
           QUOTA_FREE: '10000000',
           REQUEST_TIMEOUT_MS: '10000',
           ...env,
-          // What bin/imgpipe.js would add, given so it does not relaunch: pid and RSS are the server's.
+          // What serve's start line sets (bin/serve-environment.js), as npm start does.
           ...serveEnvironmentFor({ ...env }),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
