@@ -33,21 +33,14 @@ async function startFloor(
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [
-      '--initial-old-space-size=128',
-      '--no-allocation-site-pretenuring',
-      ...nodeArgs,
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'bench/floor-server.ts'),
-    ],
+    [...nodeArgs, '--import', 'tsx', join(REPO_ROOT, 'bench/floor-server.ts')],
     {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
         NODE_ENV: 'production',
         ...env,
-        // The launch environment bin/imgpipe.js gives the service (thread pool, malloc thresholds).
+        // The same environment the service starts with (bench/service.ts).
         ...serveEnvironmentFor({ ...process.env, ...env }),
         FLOOR_PORT: String(port),
       },

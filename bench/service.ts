@@ -110,40 +110,34 @@ export async function startService(
   const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-data-'));
   const port = await freePort();
   const apiKey = randomDevKey();
-  // The same node flags as `npm start` (see bin/imgpipe.js for why).
-  const serveFlags = ['--initial-old-space-size=128', '--no-allocation-site-pretenuring'];
   const given = { ...process.env, ...env };
   const added = serveEnvironmentFor(given);
   const launchEnvironment = {
     UV_THREADPOOL_SIZE: added.UV_THREADPOOL_SIZE ?? given.UV_THREADPOOL_SIZE ?? '4',
     GLIBC_TUNABLES: added.GLIBC_TUNABLES ?? given.GLIBC_TUNABLES ?? '',
+    NODE_OPTIONS: added.NODE_OPTIONS ?? given.NODE_OPTIONS ?? '',
   };
-  const child = spawn(
-    process.execPath,
-    [...serveFlags, ...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'],
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: 'production',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        DEV_KEY: apiKey,
-        LOG_LEVEL: 'warn',
-        QUOTA_FREE: '1000000000',
-        ...env,
-        // What bin/imgpipe.js would add (thread pool, malloc thresholds), given here so it does not relaunch: the
-        // measured pid is the server.
-        ...added,
-      },
-      stdio: [
-        'ignore',
-        options.onStdout ? 'pipe' : process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore',
-        'pipe',
-      ],
+  const child = spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      DEV_KEY: apiKey,
+      LOG_LEVEL: 'warn',
+      QUOTA_FREE: '1000000000',
+      ...env,
+      // What `npm start` and the Dockerfile set before Node starts (thread pool, malloc arenas, semi-space).
+      ...added,
     },
-  );
+    stdio: [
+      'ignore',
+      options.onStdout ? 'pipe' : process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore',
+      'pipe',
+    ],
+  });
   // --trace-gc and the logs go to stdout: a profile run reads them there.
   if (options.onStdout) child.stdout?.on('data', options.onStdout);
   let stderrText = '';
