@@ -21,7 +21,10 @@ export interface StressFigures {
 }
 
 function section(f: StressFigures): string {
-  const codes = [...f.tally.byCode].sort((a, b) => b[1] - a[1]).map(([code, n]) => `| ${code} | ${n} |`);
+  const codes = [...f.tally.byCode]
+    .sort((a, b) => b[1] - a[1])
+    .map(([code, n]) => `${code} ${n}`)
+    .join(', ');
   return [
     HEADING,
     '',
@@ -41,9 +44,7 @@ function section(f: StressFigures): string {
     `| RSS at start / soak start / soak peak / soak end (${f.soakSeconds} s soak) | ${f.rss.atStart} / ${f.rss.start} / ${f.rss.peak} / ${f.rss.end} MiB |`,
     `| RSS bound checked (soak end − soak start) | ≤ ${f.rssGrowthBoundMiB} MiB; measured ${Math.round((f.rss.end - f.rss.start) * 10) / 10} MiB |`,
     '',
-    '| Answer | Count |',
-    '|---|---|',
-    ...codes,
+    `Answers: ${codes}.`,
     '',
     '| Phase | What happened | Problems |',
     '|---|---|---|',
