@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isBundleCurrent } from '../bin/launch-mode.js';
 import { serveEnvironmentFor } from '../bin/serve-environment.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -107,6 +108,9 @@ export async function startService(
   nodeArgs: string[] = [],
   options: { onStdout?: (chunk: Buffer) => void } = {},
 ): Promise<ServiceProcess> {
+  // In production `serve` runs dist/ whatever its age: measure the code as it is now.
+  if (!isBundleCurrent(REPO_ROOT))
+    execFileSync(process.execPath, [join(REPO_ROOT, 'bin/build.js')], { stdio: 'inherit' });
   const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-data-'));
   const port = await freePort();
   const apiKey = randomDevKey();
