@@ -4,14 +4,22 @@ import { dirname } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresAdapter, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Database, Db } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
 import { kyselyOnSqlite } from './compiled-once.ts';
 import { isConnectionLost } from './errors.ts';
 
-// int8 (COUNT, bigint columns) comes back as a string from pg by default; every value we store fits a JS number.
-pg.types.setTypeParser(20, (v) => Number(v));
+/**
+ * pg, loaded only for a PostgreSQL DATABASE_URL: imported, it alone holds 3 MB of V8 heap (plus its code) that an
+ * instance on SQLite never uses.
+ */
+async function loadPg(): Promise<typeof pg> {
+  const { default: pg } = await import('pg');
+  // int8 (COUNT, bigint columns) comes back as a string by default; every value we store fits a JS number.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  return pg;
+}
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -61,7 +69,8 @@ export function openStore(databaseUrl: string, options: StoreOptions): Store {
     const db = kyselyOnSqlite(sqlite);
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
-  const pool = openPgPool(databaseUrl, options);
+  // Kysely calls the pool factory at its first query, so openStore stays synchronous while pg loads lazily.
+  const pool = async () => openPgPool((await loadPg()).Pool, databaseUrl, options);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
@@ -80,8 +89,8 @@ export async function truncateWriteAheadLog(db: Db): Promise<void> {
  * A pg pool whose every wait is bounded: getting a connection (connectionTimeoutMillis), a statement on the
  * server (statement_timeout) and, when the server stops answering at all, the reply (query_timeout).
  */
-function openPgPool(databaseUrl: string, options: StoreOptions): pg.Pool {
-  const pool = new pg.Pool({
+function openPgPool(Pool: typeof pg.Pool, databaseUrl: string, options: StoreOptions): pg.Pool {
+  const pool = new Pool({
     connectionString: databaseUrl,
     max: options.poolSize,
     connectionTimeoutMillis: options.statementTimeoutMs,
