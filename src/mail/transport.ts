@@ -2,7 +2,7 @@
 // store: the outbox worker (src/outbox/worker.ts) decides what is sent when.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 
@@ -25,14 +25,30 @@ export interface MailTransport {
   close(): void;
 }
 
+/**
+ * A nodemailer transporter made at the first mail: imported, nodemailer alone holds 3 MB of V8 heap (plus its code)
+ * that an instance sending no mail never uses.
+ */
+function lazyTransporter(create: (nodemailer: typeof import('nodemailer')) => Transporter) {
+  let transporter: Promise<Transporter> | undefined;
+  return {
+    get: () => (transporter ??= import('nodemailer').then(create)),
+    // A failed import was already the failure of the mail that asked for it.
+    close: () => void transporter?.then((made) => made.close()).catch(() => {}),
+  };
+}
+
 function smtpTransport(smtpUrl: string, from: string): MailTransport {
-  const transport: Transporter = nodemailer.createTransport(smtpUrl, { ...SMTP_TIMEOUTS, from });
+  const transport = lazyTransporter((nodemailer) =>
+    nodemailer.createTransport(smtpUrl, { ...SMTP_TIMEOUTS, from }),
+  );
   return {
     mode: 'smtp',
     async deliver(mail) {
-      await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+      const smtp = await transport.get();
+      await smtp.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
     },
-    close: () => transport.close(),
+    close: transport.close,
   };
 }
 
@@ -41,11 +57,14 @@ function smtpTransport(smtpUrl: string, from: string): MailTransport {
  * are logged for a developer only: in production a link's token never reaches the log (it gives a key or an account).
  */
 function emlTransport(dir: string, from: string, log: Logger, logLinks: boolean): MailTransport {
-  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  const composer = lazyTransporter((nodemailer) =>
+    nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' }),
+  );
   return {
     mode: 'outbox',
     async deliver(mail) {
-      const info = await composer.sendMail({
+      const eml = await composer.get();
+      const info = await eml.sendMail({
         from,
         to: mail.to,
         subject: mail.subject,
@@ -67,7 +86,7 @@ function emlTransport(dir: string, from: string, log: Logger, logLinks: boolean)
         'mail written to outbox',
       );
     },
-    close: () => composer.close(),
+    close: composer.close,
   };
 }
 
