@@ -254,5 +254,5 @@ export async function receiveProviderEvent(
   rawBody: Buffer,
   signature: string | undefined,
 ): Promise<ApplyOutcome> {
-  return applyBillingEvent(deps, deps.provider.verifyEvent(rawBody, signature));
+  return applyBillingEvent(deps, await deps.provider.verifyEvent(rawBody, signature));
 }

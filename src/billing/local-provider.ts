@@ -2,7 +2,6 @@
 // the store, and every change emitted as a Stripe-shaped event signed with a per-process secret, so the
 // webhook handler applies it exactly as it applies Stripe's.
 import { createHash, randomBytes } from 'node:crypto';
-import Stripe from 'stripe';
 import { PAID_TIERS, type Config, type Tier } from '../config.ts';
 import { emailKey } from '../store/accounts.ts';
 import * as local from '../store/local-billing.ts';
@@ -18,7 +17,7 @@ import type {
   SignedEvent,
   SubscriptionState,
 } from './provider.ts';
-import { EMAIL_METADATA_KEY, subscriptionState, verifyStripeEvent } from './stripe-events.ts';
+import { EMAIL_METADATA_KEY, loadStripe, subscriptionState, verifyStripeEvent } from './stripe-events.ts';
 import {
   formatMonthlyPrice,
   isPaidTier,
@@ -150,7 +149,7 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
       status: ended.status,
       updated_at: ended.updated_at,
     });
-    await this.deliverEvent?.(this.sign('customer.subscription.deleted', subscriptionObject(ended)));
+    await this.deliverEvent?.(await this.sign('customer.subscription.deleted', subscriptionObject(ended)));
     return subscriptionState(subscriptionObject(ended), LOCAL_PRICES);
   }
 
@@ -173,7 +172,7 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
     return Promise.resolve(prices);
   }
 
-  verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent {
+  verifyEvent(rawBody: Buffer, signature: string | undefined): Promise<BillingEvent> {
     return verifyStripeEvent(rawBody, signature, this.webhookSecret);
   }
 
@@ -214,8 +213,8 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
     if (!won) return [];
     const paid = { ...session, status: 'complete', subscription_id: sub.id };
     return [
-      this.sign('checkout.session.completed', sessionObject(paid)),
-      this.sign('customer.subscription.created', subscriptionObject(sub)),
+      await this.sign('checkout.session.completed', sessionObject(paid)),
+      await this.sign('customer.subscription.created', subscriptionObject(sub)),
     ];
   }
 
@@ -249,7 +248,9 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
     const sub = await local.findLocalSubscription(this.db, subscriptionId);
     if (!sub || sub.customer_id !== customer.id || sub.status !== 'active') return [];
     await local.updateLocalSubscription(this.db, sub.id, { status: 'canceled', updated_at: nowSeconds() });
-    return [this.sign('customer.subscription.deleted', subscriptionObject({ ...sub, status: 'canceled' }))];
+    return [
+      await this.sign('customer.subscription.deleted', subscriptionObject({ ...sub, status: 'canceled' })),
+    ];
   }
 
   /** The active subscription whose tier the customer has (the service's own rule): the one the portal changes. */
@@ -271,13 +272,16 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
       if (!active) return [];
       await local.updateLocalSubscription(this.db, active.id, { status: 'canceled', updated_at: now });
       return [
-        this.sign('customer.subscription.deleted', subscriptionObject({ ...active, status: 'canceled' })),
+        await this.sign(
+          'customer.subscription.deleted',
+          subscriptionObject({ ...active, status: 'canceled' }),
+        ),
       ];
     }
     if (active) {
       if (active.tier === tier) return [];
       await local.updateLocalSubscription(this.db, active.id, { tier, updated_at: now });
-      return [this.sign('customer.subscription.updated', subscriptionObject({ ...active, tier }))];
+      return [await this.sign('customer.subscription.updated', subscriptionObject({ ...active, tier }))];
     }
     const sub: local.LocalSubscription = {
       id: newId('sub'),
@@ -289,10 +293,11 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
       updated_at: now,
     };
     await local.insertLocalSubscription(this.db, sub);
-    return [this.sign('customer.subscription.created', subscriptionObject(sub))];
+    return [await this.sign('customer.subscription.created', subscriptionObject(sub))];
   }
 
-  private sign(type: string, object: unknown): SignedEvent {
+  private async sign(type: string, object: unknown): Promise<SignedEvent> {
+    const Stripe = await loadStripe();
     const event = { id: newId('evt'), object: 'event', type, created: nowSeconds(), data: { object } };
     const payload = JSON.stringify(event);
     const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: this.webhookSecret });

@@ -37,7 +37,7 @@ export class PaidTiersOff implements PaymentProvider {
     return Promise.resolve({});
   }
 
-  verifyEvent(): BillingEvent {
-    throw paidTiersOff();
+  verifyEvent(): Promise<BillingEvent> {
+    return Promise.reject(paidTiersOff());
   }
 }

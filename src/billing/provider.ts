@@ -89,7 +89,7 @@ export interface PaymentProvider {
   /** What each paid tier costs, for the pricing page; never throws (a price it cannot read is left out). */
   displayPrices(): Promise<DisplayPrices>;
   /** Checks the signature over the exact raw body (tolerance 300 s) and parses the event. */
-  verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent;
+  verifyEvent(rawBody: Buffer, signature: string | undefined): Promise<BillingEvent>;
   /** The checkout and portal pages this service must host for the provider (the local one); Stripe hosts its own. */
   readonly hostedPages: HostedBillingPages | undefined;
 }

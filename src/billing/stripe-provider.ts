@@ -1,7 +1,7 @@
 // Stripe through the official SDK. STRIPE_API_BASE points the SDK at a Stripe-compatible server (stripe-mock,
 // the test stub). Every SDK failure other than "no such object" becomes provider_unavailable, never a 500.
 import { createHash } from 'node:crypto';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { PAID_TIERS, type Config } from '../config.ts';
 import { isApiError } from '../errors.ts';
 import type {
@@ -14,6 +14,7 @@ import type {
 import {
   EMAIL_METADATA_KEY,
   isSessionPaid,
+  loadStripe,
   sessionEmail,
   subscriptionState,
   verifyStripeEvent,
@@ -56,24 +57,34 @@ async function call<T>(what: string, run: () => Promise<T>): Promise<T> {
 export class StripeProvider implements PaymentProvider {
   readonly paidTiers = true;
   readonly hostedPages = undefined;
-  private readonly stripe: Stripe;
+  private readonly settings: StripeSettings;
+  private client: Promise<Stripe> | undefined;
   private readonly prices: PriceTable;
   private readonly webhookSecret: string;
   private priceCache: { prices: DisplayPrices; until: number } | undefined;
 
   constructor(settings: StripeSettings) {
-    this.stripe = new Stripe(settings.secretKey, {
-      ...stripeConnectionOptions(settings.apiBase),
-      maxNetworkRetries: 1,
-      timeout: 15_000,
-      telemetry: false,
-    });
+    this.settings = settings;
     this.prices = {
       starter: settings.prices.starter,
       growth: settings.prices.growth,
       scale: settings.prices.scale,
     };
     this.webhookSecret = settings.webhookSecret;
+  }
+
+  /** The SDK client, made at the first call (the SDK loads lazily: src/billing/stripe-events.ts). */
+  private sdk(): Promise<Stripe> {
+    this.client ??= loadStripe().then(
+      (Stripe) =>
+        new Stripe(this.settings.secretKey, {
+          ...stripeConnectionOptions(this.settings.apiBase),
+          maxNetworkRetries: 1,
+          timeout: 15_000,
+          telemetry: false,
+        }),
+    );
+    return this.client;
   }
 
   /**
@@ -88,11 +99,12 @@ export class StripeProvider implements PaymentProvider {
       throw invalidTier(PAID_TIERS.filter((tier) => this.prices[tier]));
     }
     return call('start a checkout', async () => {
+      const stripe = await this.sdk();
       const { owner } = request;
       const buyer = owner
         ? { customer: owner.customerId ?? (await this.createOwnerCustomer(request.email, owner.accountId)) }
         : { customer_email: request.email };
-      const session = await this.stripe.checkout.sessions.create({
+      const session = await stripe.checkout.sessions.create({
         mode: 'subscription',
         ...buyer,
         line_items: [{ price, quantity: 1 }],
@@ -109,7 +121,8 @@ export class StripeProvider implements PaymentProvider {
 
   /** The customer of an account that has none yet; the idempotency key makes racing plan changes create one. */
   private async createOwnerCustomer(email: string, accountId: string): Promise<string> {
-    const created = await this.stripe.customers.create(
+    const stripe = await this.sdk();
+    const created = await stripe.customers.create(
       { email: email.toLowerCase(), metadata: { [EMAIL_METADATA_KEY]: email } },
       { idempotencyKey: `imgpipe-customer-${createHash('sha256').update(accountId).digest('hex')}` },
     );
@@ -118,8 +131,9 @@ export class StripeProvider implements PaymentProvider {
 
   async retrieveCheckout(sessionId: string): Promise<CheckoutSessionState | undefined> {
     return call('read the checkout session', async () => {
+      const stripe = await this.sdk();
       try {
-        const session = await this.stripe.checkout.sessions.retrieve(sessionId);
+        const session = await stripe.checkout.sessions.retrieve(sessionId);
         return {
           id: session.id,
           paid: isSessionPaid(session),
@@ -138,8 +152,9 @@ export class StripeProvider implements PaymentProvider {
 
   async retrieveSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
     return call('read the subscription', async () => {
+      const stripe = await this.sdk();
       try {
-        return subscriptionState(await this.stripe.subscriptions.retrieve(subscriptionId), this.prices);
+        return subscriptionState(await stripe.subscriptions.retrieve(subscriptionId), this.prices);
       } catch (err) {
         if (isMissing(err)) return undefined;
         throw err;
@@ -150,8 +165,9 @@ export class StripeProvider implements PaymentProvider {
   /** Stripe answers "no such subscription" for one that already ended: that reads as undefined. */
   async cancelSubscription(subscriptionId: string): Promise<SubscriptionState | undefined> {
     return call('cancel the previous subscription', async () => {
+      const stripe = await this.sdk();
       try {
-        return subscriptionState(await this.stripe.subscriptions.cancel(subscriptionId), this.prices);
+        return subscriptionState(await stripe.subscriptions.cancel(subscriptionId), this.prices);
       } catch (err) {
         if (isMissing(err)) return undefined;
         throw err;
@@ -161,7 +177,8 @@ export class StripeProvider implements PaymentProvider {
 
   async createPortal(customerId: string, returnUrl: string): Promise<{ url: string }> {
     return call('open the customer portal', async () => {
-      const session = await this.stripe.billingPortal.sessions.create({
+      const stripe = await this.sdk();
+      const session = await stripe.billingPortal.sessions.create({
         customer: customerId,
         return_url: returnUrl,
       });
@@ -173,13 +190,14 @@ export class StripeProvider implements PaymentProvider {
   async displayPrices(): Promise<DisplayPrices> {
     const now = Date.now();
     if (this.priceCache && this.priceCache.until > now) return this.priceCache.prices;
+    const stripe = await this.sdk();
     const prices: DisplayPrices = {};
     await Promise.all(
       PAID_TIERS.map(async (tier) => {
         const id = this.prices[tier];
         if (!id) return;
         try {
-          const price = await this.stripe.prices.retrieve(id);
+          const price = await stripe.prices.retrieve(id);
           if (price.unit_amount !== null) {
             prices[tier] = formatMonthlyPrice(price.unit_amount, price.currency, price.recurring?.interval);
           }
@@ -194,7 +212,7 @@ export class StripeProvider implements PaymentProvider {
     return prices;
   }
 
-  verifyEvent(rawBody: Buffer, signature: string | undefined): BillingEvent {
+  verifyEvent(rawBody: Buffer, signature: string | undefined): Promise<BillingEvent> {
     return verifyStripeEvent(rawBody, signature, this.webhookSecret);
   }
 }
