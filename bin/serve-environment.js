@@ -6,7 +6,7 @@
 // image or peak RSS). Measured and dropped: --initial-old-space-size=128 (no mark-compact with or without it in 350
 // requests by URL and 60 uploads of 3000×2000 now that upload buffers are kept, and the same peak RSS) and
 // --no-allocation-site-pretenuring (-1.7 % CPU on 100 kB uploads, under the bar; no RSS difference), so `serve`
-// takes none of them. It takes one V8 flag, through NODE_OPTIONS (semiSpaceFlag).
+// takes none of them. It takes one V8 flag, through NODE_OPTIONS (SEMI_SPACE_FLAG).
 
 const positive = (value, fallback) => {
   const n = Number(value);
