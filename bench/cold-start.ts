@@ -16,7 +16,7 @@ interface ColdStartRow {
   listeningMs: number;
   firstImageMs: number;
   secondImageMs: number;
-  /** RSS of the whole process tree (the launcher, node, its relaunched server) after the second image. */
+  /** RSS of the whole process tree (npm or npx where the path has one, then the server) after the second image. */
   rssMb: number;
 }
 
