@@ -1,4 +1,4 @@
-// owns: `npm run bench -- --only encoders` (issue 24, item 4): each encoder option of JPEG, WebP and AVIF alone
+// owns: `npm run bench -- --only encoders`: each encoder option of JPEG, WebP and AVIF alone
 // against its format's service default, as bytes at an equal SSIMULACRA 2 and encode CPU, on the quality photos.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

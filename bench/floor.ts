@@ -286,7 +286,7 @@ function ratioCell({ median, min, max }: ReturnType<typeof roundRatio>): string 
 }
 
 /**
- * The goal of issue 28 per row: service ≥ 0.95× the floor's images/s and ≤ 1.05× its CPU per image, each the
+ * The floor's goal per row: service ≥ 0.95× the floor's images/s and ≤ 1.05× its CPU per image, each the
  * median of the rounds' ratios.
  */
 function floorGoalLines(rows: FloorRow[]): string[] {

@@ -7,7 +7,7 @@ import type { Section } from './section.ts';
 import { startService } from './service.ts';
 import { buildWorkloads } from './workloads.ts';
 
-// Issue 15. W6 (the small image) has no target: its ratio and CPU per request are reported.
+// Throughput targets against raw sharp. W6 (the small image) has no target: its ratio and CPU per request are reported.
 const THROUGHPUT_TARGETS: Record<string, number> = { W1: 0.9, W2: 0.9, W3: 0.95, W4: 0.9, W5: 0.9 };
 const CPU_TARGET_WORKLOADS = new Set(['W1', 'W2', 'W3', 'W4', 'W5']);
 const CPU_TARGET = 1.1;

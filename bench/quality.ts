@@ -1,4 +1,4 @@
-// owns: `npm run bench -- --only quality` (issue 24): quality ↔ SSIMULACRA 2 per format, bytes at equal score per
+// owns: `npm run bench -- --only quality`: quality ↔ SSIMULACRA 2 per format, bytes at equal score per
 // encoder setting, the spread of scores with a fixed quality against quality "auto", format "auto", CPU per image.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

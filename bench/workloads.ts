@@ -1,4 +1,4 @@
-// The five workloads of issue 8, the small image of issue 15 (W6), the slowest operation of issue 42 (W7), and the two raw sides: sharp driven by the service's own steps, and processImage.
+// The workloads: W1–W5, the small image W6, the slowest operation at its largest value W7, and the two raw sides: sharp driven by the service's own steps, and processImage.
 import sharp from 'sharp';
 import type { Config } from '../src/config.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';

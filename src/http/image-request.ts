@@ -52,7 +52,7 @@ interface RawParts {
  */
 function watchForBoundary(body: NodeJS.ReadableStream, contentType: string | undefined): () => boolean {
   const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
-  // Searched as bytes: a latin1 string of each chunk was a copy of up to 64 kB per upload (BENCHMARKS.md at 3059197, issue 28).
+  // Searched as bytes: a latin1 string of each chunk was a copy of up to 64 kB per upload (BENCHMARKS.md at 3059197, the floor investigation).
   const delimiter = Buffer.from(`--${boundary?.[1] ?? boundary?.[2] ?? ''}`, 'latin1');
   let seen = false;
   let tail = Buffer.alloc(0);

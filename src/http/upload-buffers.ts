@@ -1,7 +1,7 @@
 // owns: reading an upload (multipart file part or raw body) into one buffer, and the one performance device of the
 // upload path: reusing those buffers once the job that read one has stopped. Every new buffer is an ArrayBuffer that
 // V8 counts as external memory, and each 64 MB of it starts a full mark of the whole heap: 2.4 MB uploads paid one
-// every 25 requests, at a cost that grows with the service's heap (issue 28).
+// every 25 requests, at a cost that grows with the service's heap.
 //
 // Why it stays (≥ 2 % on a workload; two services, with and without the kept buffers, interleaved in 40-request
 // segments over 10–12 rounds, 2 connections, on a 2-core machine shared with other work, 2026-11-27): a W1 upload

@@ -1,4 +1,4 @@
-// owns: which jobs may run in the main process (issue 39). The rule: a job runs here only when its input kind and
+// owns: which jobs may run in the main process. The rule: a job runs here only when its input kind and
 // every operation it uses are on this allow-list, each entry measured to be bounded (docs/security.md, "In-process
 // allow-list", with the command that measured it); everything else runs in a killable child. An operation this list
 // does not name goes to the children by default, so a new operation starts out isolated until someone measures it

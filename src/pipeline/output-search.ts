@@ -108,13 +108,13 @@ export const AUTO_JPEG_QUANT_TABLE = 2;
  * photographs of the training and benchmark sets within the band (0: Blinds at 78.8, 1: Aqua at 85.7); on 11
  * photographs used for nothing else, 10 within it (ColdRipple at 77.1; SAMPLE without a margin, as before: 9). AVIF
  * (SAMPLE): 1.5 puts the median of those 17 at the target (without a margin it was 1.4 under, and 3 of the 11 fell
- * out of the band, down to 77.3; with it 11 of 11). BENCHMARKS.md at 3059197, Issue 24, fifth pass.
+ * out of the band, down to 77.3; with it 11 of 11). BENCHMARKS.md at 3059197, the quality search's notes.
  */
 const SAMPLE_MARGIN: Record<Exclude<OutputFormat, 'png'>, number> = { jpeg: 0.5, webp: 0.5, avif: 1.5 };
 
 /**
  * A probe whose sample score lands within this many points of the aim ends the search (the model's slope takes the
- * last step). Fitted on photographs other than the benchmark's (BENCHMARKS.md at 3059197, Issue 24): JPEG's 4 is the largest
+ * last step). Fitted on photographs other than the benchmark's (BENCHMARKS.md at 3059197, the quality search's notes): JPEG's 4 is the largest
  * that leaves their scores as with 3 (5 moved them), for 1.7 probes on average there (2.9 with a full search);
  * WebP's 2 the same scores as up to three probes. AVIF, whose slope is shallow (a 2-point error is 7 quality steps)
  * and which is within the CPU budget, keeps the search.
@@ -136,7 +136,7 @@ function modelQuality(model: QualityModel, target: number): number {
 /**
  * The encoder settings of steps.ts for a sample: the search must see what the final encode will write. `pixelsOnly`:
  * only the decoded pixels are read, not the size, so JPEG skips its second, Huffman-optimising pass (lossless: the
- * same pixels; 1.4 against 2.6 ms of CPU on a 512×128 sample, BENCHMARKS.md at 3059197, Issue 24).
+ * same pixels; 1.4 against 2.6 ms of CPU on a 512×128 sample, BENCHMARKS.md at 3059197, the quality search's notes).
  */
 export function encodeSample(
   format: OutputFormat,

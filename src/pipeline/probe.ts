@@ -38,7 +38,7 @@ export interface OutputFacts {
   exact?: false;
 }
 
-/** True when an input of this format with this many frames is written with all of them (issue 25, animation). */
+/** True when an input of this format with this many frames is written with all of them. */
 export function keepsFrames(input: InputFormat, frames: number, output: OutputFormat): boolean {
   return frames > 1 && (input === 'gif' || input === 'webp') && output === 'webp';
 }

@@ -31,7 +31,7 @@ export type FitMode = (typeof FIT_MODES)[number];
 
 export const DEFAULT_QUALITY = 80;
 
-/** resize.position (issue 25): a named strategy, or a focal point in fractions of the upright image. */
+/** resize.position: a named strategy, or a focal point in fractions of the upright image. */
 export const POSITION_STRATEGIES = ['center', 'attention', 'entropy'] as const;
 export type { FocalPoint };
 export type ResizePosition = (typeof POSITION_STRATEGIES)[number] | FocalPoint;

@@ -127,7 +127,7 @@ export function resizeTarget(
 /**
  * The AVIF encoder's settings. Chroma 4:2:0: at an equal SSIMULACRA 2, effort 3 with 4:2:0 writes 14 % fewer bytes
  * than effort 2 with sharp's 4:4:4 for 1.0–1.1× its encode CPU, where 4:4:4 at effort 3 costs 1.2–1.3× (BENCHMARKS.md
- * at 3059197, Issue 24, "Encoder settings").
+ * at 3059197, "Encoder settings").
  */
 export function avifOptions(quality: number, effort: number): AvifOptions {
   return { quality, effort, chromaSubsampling: '4:2:0' };

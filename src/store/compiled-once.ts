@@ -1,6 +1,6 @@
 // owns: the store's one performance device: the image path's statements built and compiled by Kysely once per shape
 // and dialect, then only bound, and on SQLite run on the connection directly, from statements it keeps prepared, with
-// the reservation's transaction run without a Kysely transaction. Everything else is plain Kysely (issue 45).
+// the reservation's transaction run without a Kysely transaction. Everything else is plain Kysely.
 //
 // Why it stays (≥ 2 % on a workload; callgrind, bench/floor-callgrind.ts, 2026-11-27, 2-core machine shared with
 // other work): without the compiled statements and the direct runner, a W6 upload (100 kB) ran 56.09 and 56.99 M

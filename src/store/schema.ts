@@ -183,7 +183,7 @@ export interface PortalSessionTable {
   expires_at: string;
 }
 
-/** Signed delivery URLs of one account (issue 26): the signing secret and the origins its URLs may fetch. */
+/** Signed delivery URLs of one account: the signing secret and the origins its URLs may fetch. */
 export interface DeliverySettingsTable {
   account_id: string;
   /** The signing secret, kept as is: verifying an HMAC needs it (docs/security.md). Null until one is created. */
@@ -203,7 +203,7 @@ export interface DeliveryUsageTable {
   images: Generated<number>;
 }
 
-/** One derivative charged in a UTC calendar month `YYYY-MM` (issue 44): at most one row, so one unit. */
+/** One derivative charged in a UTC calendar month `YYYY-MM`: at most one row, so one unit. */
 export interface DeliveryChargeTable {
   account_id: string;
   month: string;

@@ -1,4 +1,4 @@
-// Plans and checkouts (issues 23 and 40) in a real browser (Debian's Chromium via playwright-core), at desktop
+// Plans and checkouts in a real browser (Debian's Chromium via playwright-core), at desktop
 // and phone widths: buy starter, then scale with the key in the tab (it replaces starter), then starter without
 // it (it runs beside scale); the portal lists both, and each cancel says and leaves the right plan.
 // Screenshots of every step go to test-output/ (look at them).

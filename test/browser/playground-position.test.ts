@@ -1,4 +1,4 @@
-// The playground's position select (issue 25) in headless Chromium: it reaches the request and the curl line.
+// The playground's position select in headless Chromium: it reaches the request and the curl line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

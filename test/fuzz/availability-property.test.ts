@@ -1,4 +1,4 @@
-// The class of issue 39, as a property: whatever hostile input and whatever operations the schema accepts, with one
+// Availability as a property: whatever hostile input and whatever operations the schema accepts, with one
 // job slot and a short deadline, the slot is free by PROCESS_TIMEOUT_MS + 1 s from the request and a failed
 // request's unit is refunded. It holds only because nothing unproven runs where it cannot be stopped.
 import { test } from 'node:test';

@@ -201,7 +201,7 @@ test('zero-byte, wrong-extension and polyglot files: documented answers, no scri
   });
 });
 
-/** Issue 25's paths: the raw body, POST /v1/image/info, resize.position and animated WebP output. */
+/** The newer paths: the raw body, POST /v1/image/info, resize.position and animated WebP output. */
 async function sendRaw(
   app: TestApp,
   path: string,

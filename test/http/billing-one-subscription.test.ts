@@ -1,4 +1,4 @@
-// One subscription per plan change (issues 23 and 40): a checkout started with the account's key replaces the
+// One subscription per plan change: a checkout started with the account's key replaces the
 // account's other paying subscriptions at the provider, up or down, on both providers; one started without it
 // cancels nothing. Where the provider holds two (made in Stripe's dashboard, or a checkout without the key), the
 // highest tier is in force and the end of either leaves the other's.

@@ -1,4 +1,4 @@
-// Availability by construction (issue 39): no input or option holds a job slot past PROCESS_TIMEOUT_MS + 1 s, because
+// Availability by construction: no input or option holds a job slot past PROCESS_TIMEOUT_MS + 1 s, because
 // only work on the measured allow-list runs where it cannot be stopped; frames are counted before libvips; children
 // die with the server. Each test is one of the issue's reproductions, scaled down to seconds.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Delivery URLs behind two real `imgpipe serve` processes on one PostgreSQL database (issue 44): a derivative is
+// Delivery URLs behind two real `imgpipe serve` processes on one PostgreSQL database: a derivative is
 // charged once a month however many instances make it and however often it is evicted; a purge on one instance
 // makes the other make it anew (charged once more) within seconds, without a restart.
 import { after, before, describe, test } from 'node:test';

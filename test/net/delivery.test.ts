@@ -1,4 +1,4 @@
-// Signed delivery URLs over a real socket (issue 26): signature, expiry, rotation, Accept negotiation, ETag/304,
+// Signed delivery URLs over a real socket: signature, expiry, rotation, Accept negotiation, ETag/304,
 // the result cache (hits count no unit, never shared between accounts, one processing for concurrent misses),
 // allowed origins and refunds.
 import { test, type TestContext } from 'node:test';

@@ -1,4 +1,4 @@
-// Answers that tell a developer how to fix the request, and the output size on every 200 (issue 17, part).
+// Answers that tell a developer how to fix the request, and the output size on every 200.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';

@@ -1,4 +1,4 @@
-// Fetch slots are shared fairly (issue 39): free image info probes and one account each hold at most half of
+// Fetch slots are shared fairly: free image info probes and one account each hold at most half of
 // MAX_CONCURRENT_FETCHES, so other accounts' image and delivery fetches still find a slot; one fetch has one
 // FETCH_TIMEOUT_MS across all its redirects.
 import { test, type TestContext } from 'node:test';

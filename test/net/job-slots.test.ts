@@ -1,4 +1,4 @@
-// Abandoned or slow work cannot hold the job slots (issues 14 and 22): what libvips cannot stop runs where it can
+// Abandoned or slow work cannot hold the job slots: what libvips cannot stop runs where it can
 // be killed, and a JPEG with too many scans is refused from its markers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -145,7 +145,7 @@ async function errorOf(res: Response): Promise<{ code: string; message: string }
 }
 
 /**
- * Sends `bytes` past a short deadline, then checks the rule of issue 22: the answer is 422 process_timeout and the
+ * Sends `bytes` past a short deadline, then checks the rule: the answer is 422 process_timeout and the
  * slot is already free when it arrives (work libvips cannot stop would still hold it), so another account's
  * small request is served at once. A child is started first (with a long deadline), so the deadline lands while
  * the job decodes, not while a child starts.

@@ -1,7 +1,7 @@
 // The deployment compose.yaml ships, tested as shipped: Debian's nginx running deploy/nginx.conf (only the upstream
 // host names and the listen port replaced by local ones) in front of two `imgpipe serve` on one PostgreSQL
 // database, with compose.yaml's environment for the instances and PUBLIC_BASE_URL the proxy's address; and delivery
-// URLs through nginx's own cache in front of them (issue 44).
+// URLs through nginx's own cache in front of them.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';

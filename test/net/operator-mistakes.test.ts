@@ -1,4 +1,4 @@
-// Operator mistakes get one clear line and no stack trace (issue 12).
+// Operator mistakes get one clear line and no stack trace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The second security review's findings (issue 22 items 4–7), each reproduced against a real listening server.
+// The second security review's findings, each reproduced against a real listening server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

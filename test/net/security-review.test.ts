@@ -1,4 +1,4 @@
-// The security review's findings (issue 14 items 1–3, 6–8), each reproduced against a real listening server.
+// The security review's findings, each reproduced against a real listening server.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // With UV_THREADPOOL_SIZE as serve's start-up warning names it (bin/serve-environment.js, from MAX_CONCURRENT_JOBS),
-// every job slot really runs at once (issue 15). Observed through sharp's own task counters in /metrics.
+// every job slot really runs at once. Observed through sharp's own task counters in /metrics.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -41,7 +41,7 @@ const forms = {
     imageForm(corpus('synthetic-limit-8000x5000.png'), { resize: { w: 6000 }, format: 'webp', quality: 90 }),
 };
 
-/** Issue 25's paths, sent as raw bodies (operations in the query): path, body and operations. */
+/** The raw body, info, position and animation paths, sent as raw bodies (operations in the query): path, body and operations. */
 const rawBodies = {
   rawValid: () => ({
     path: '/v1/image',

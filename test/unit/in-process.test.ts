@@ -1,4 +1,4 @@
-// The isolation rule (issue 39): a job runs in the main process only when its input kind and every operation are on
+// The isolation rule: a job runs in the main process only when its input kind and every operation are on
 // the allow-list of work measured to be bounded; anything else, and any operation the list does not name, runs in a
 // killable child.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// resize.position in the operations schema (issue 25): what is accepted, and the message of what is not.
+// resize.position in the operations schema: what is accepted, and the message of what is not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.ts';

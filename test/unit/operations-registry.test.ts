@@ -121,7 +121,7 @@ test('registry: a job stays in the main process only when every operation it use
   assert.equal(operationsRunInProcess({ resize: { w: 9, fit: 'cover', position: 'attention' } }), false);
 });
 
-test('registry: the operations of issue 42 start isolated (in a killable child) until measured', () => {
+test('registry: operations not yet measured start isolated (in a killable child) until measured', () => {
   const unmeasured: Operations[] = [
     { trim: true },
     { crop: { x: 0, y: 0, w: 1, h: 1 } },
