@@ -2,22 +2,22 @@
 // 304s with the service's CPU per request, on one instance and through the shipped deploy/nginx.conf before two
 // instances on one store; and the hit ratio of a skewed (Zipf) mix of 1,000 URLs through nginx.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { deliveryPath } from '../src/delivery/url.ts';
+import { localServerBlock, NGINX, writeLocalNginx } from '../test/helpers/local-nginx.ts';
 import { jpegOfSize, type BaseImage } from './inputs.ts';
 import { closedLoop } from './load.ts';
 import { fmt, table } from './report.ts';
 import type { Section, SectionOutput } from './section.ts';
 import { freePort, processCpuMs, randomDevKey, startService, type ServiceProcess } from './service.ts';
 
-const NGINX = '/usr/sbin/nginx';
 const ZIPF_URLS = 1000;
 
 interface DeliveryCounts {
@@ -72,32 +72,9 @@ async function startNginx(
   dir: string,
 ): Promise<{ origin: string; child: ChildProcess }> {
   const port = await freePort();
-  for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
-  const conf = readFileSync('deploy/nginx.conf', 'utf8')
-    .replace(
-      /server imgpipe-(\d):3000\b/g,
-      (_, n: string) => `server ${new URL(instances[Number(n) - 1] as string).host}`,
-    )
-    .replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${port};`)
-    .replace('proxy_cache_path /var/cache/nginx/imgpipe ', `proxy_cache_path ${dir}/cache `);
-  writeFileSync(join(dir, 'imgpipe.conf'), conf);
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    [
-      'daemon off;',
-      'worker_processes 1;',
-      `user ${userInfo().username};`,
-      `pid ${dir}/nginx.pid;`,
-      `error_log ${dir}/error.log warn;`,
-      'events { worker_connections 512; }',
-      'http {',
-      '  access_log off;',
-      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
-      `  include ${dir}/imgpipe.conf;`,
-      '}',
-    ].join('\n'),
-  );
-  const child = spawn(NGINX, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
+  const hosts = instances.map((url) => new URL(url).host);
+  const args = writeLocalNginx(dir, localServerBlock(hosts, port, `${dir}/cache`), false);
+  const child = spawn(NGINX, args, {
     stdio: 'ignore',
   });
   const origin = `http://127.0.0.1:${port}`;

@@ -5,9 +5,9 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
@@ -22,9 +22,9 @@ import { freePort, runCli, startServerProcess, type ServerProcess } from '../hel
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 import { linkOf, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { killOnExit } from '../helpers/spawned.ts';
+import { localServerBlock, NGINX, writeLocalNginx } from '../helpers/local-nginx.ts';
 import { createTestDatabase, openTestStore, skipReason } from '../helpers/store-dialects.ts';
 
-const NGINX = '/usr/sbin/nginx';
 const SIGNUP_LIMIT = 3;
 const FREE_QUOTA = 2;
 /** Short, so the sweep refunds a dead instance's units within seconds here (1.5 × this at most). */
@@ -65,14 +65,12 @@ function shippedNginxConf(instancePorts: number[], listenPort: number, cacheDir:
     /proxy_cache_path \/var\/cache\/nginx\/imgpipe /,
     'the delivery cache is in the image',
   );
-  let conf = shipped.replace('proxy_cache_path /var/cache/nginx/imgpipe ', `proxy_cache_path ${cacheDir} `);
-  conf = conf.replace(
-    /server imgpipe-(\d):3000\b/g,
-    (_, n: string) => `server 127.0.0.1:${instancePorts[Number(n) - 1]}`,
+  assert.match(shipped, /^\s*listen 80;$/m, 'deploy/nginx.conf listens on port 80');
+  return localServerBlock(
+    instancePorts.map((p) => `127.0.0.1:${p}`),
+    listenPort,
+    cacheDir,
   );
-  assert.match(conf, /^\s*listen 80;$/m, 'deploy/nginx.conf listens on port 80');
-  conf = conf.replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${listenPort};`);
-  return conf;
 }
 
 interface Proxy {
@@ -85,30 +83,9 @@ interface Proxy {
 async function startNginx(t: TestContext, instancePorts: number[], port: number): Promise<Proxy> {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-nginx-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
-  writeFileSync(join(dir, 'imgpipe.conf'), shippedNginxConf(instancePorts, port, join(dir, 'cache')));
-  // What the nginx image's /etc/nginx/nginx.conf gives the included file: an http block, here with local paths.
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    [
-      'daemon off;',
-      'worker_processes 1;',
-      `user ${userInfo().username};`,
-      `pid ${dir}/nginx.pid;`,
-      `error_log ${dir}/error.log warn;`,
-      'events { worker_connections 512; }',
-      'http {',
-      `  access_log ${dir}/access.log;`,
-      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
-        (temp) => `  ${temp}_temp_path ${dir}/${temp};`,
-      ),
-      `  include ${dir}/imgpipe.conf;`,
-      '}',
-      '',
-    ].join('\n'),
-  );
+  const args = writeLocalNginx(dir, shippedNginxConf(instancePorts, port, join(dir, 'cache')), true);
   const child = killOnExit(
-    spawn(NGINX, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
+    spawn(NGINX, args, {
       stdio: ['ignore', 'ignore', 'pipe'],
     }),
   );
