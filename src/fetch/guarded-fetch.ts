@@ -14,6 +14,7 @@ import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
 import { fetchBusy, fetchFailed, fetchTimeout, LOCAL_SOURCE_HINT, tooManyRedirects } from './errors.ts';
 import { PACKAGE_VERSION } from '../paths.ts';
+import type { InputBuffers } from '../input-buffers.ts';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -42,6 +43,8 @@ export interface FetchOptions {
    * before any connection): throws to refuse it. Delivery URLs check the account's allowed origins with it.
    */
   checkUrl?: (url: URL) => void;
+  /** Kept buffers to read the body into; the caller gives the answer's buffer back once nothing reads it. */
+  buffers?: InputBuffers;
 }
 
 export interface UrlFetcher {
@@ -92,7 +95,12 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
    * (kept alive for the next hop or fetch that checks to the same address), within what is left of the fetch's
    * deadline (`signal` aborts at it); the request's own timeouts are set to that rest too, as a backstop.
    */
-  async function fetchHop(url: URL, signal: AbortSignal, leftMs: number): Promise<HopResult> {
+  async function fetchHop(
+    url: URL,
+    signal: AbortSignal,
+    leftMs: number,
+    buffers: InputBuffers | undefined,
+  ): Promise<HopResult> {
     const where = url.host;
     try {
       const address = await pinAddress(dialHostname(url), resolve, allowCidrs);
@@ -113,11 +121,15 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
         discardBody(res.body);
         throw fetchFailed(`${where} answered HTTP ${res.statusCode}, not 200`);
       }
-      const bytes = await readCappedBody(res.body, {
-        cap,
-        contentEncoding: single(res.headers['content-encoding']),
-        contentLength: single(res.headers['content-length']),
-      });
+      const bytes = await readCappedBody(
+        res.body,
+        {
+          cap,
+          contentEncoding: single(res.headers['content-encoding']),
+          contentLength: single(res.headers['content-length']),
+        },
+        buffers,
+      );
       return { kind: 'body', bytes };
     } catch (err) {
       if (err instanceof ApiError) throw err;
@@ -142,7 +154,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
           if (leftMs <= 0 || controller.signal.aborted) {
             throw fetchTimeout(url.host, timeoutMs, new Error('the deadline passed between redirects'));
           }
-          const hop = await fetchHop(url, controller.signal, leftMs);
+          const hop = await fetchHop(url, controller.signal, leftMs, fetchOptions.buffers);
           if (hop.kind === 'body') return hop.bytes;
           if (redirects >= config.maxRedirects) {
             throw tooManyRedirects(config.maxRedirects);

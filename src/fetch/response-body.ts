@@ -3,6 +3,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ApiError } from '../errors.ts';
+import { InputBytes, type InputBuffers } from '../input-buffers.ts';
 import { fetchedImageTooLarge, fetchFailed } from './errors.ts';
 
 export interface BodyLimits {
@@ -66,8 +67,15 @@ function wireLimit(cap: number, onOverCap: (err: ApiError) => void): Transform {
   });
 }
 
-/** Reads `body` to a Buffer of at most `cap` decoded bytes, or throws image_too_large and destroys it. */
-export async function readCappedBody(body: Readable, limits: BodyLimits): Promise<Buffer> {
+/**
+ * Reads `body` to a Buffer of at most `cap` decoded bytes, or throws image_too_large and destroys it. With `buffers`
+ * the bytes go into one of its kept buffers (the caller gives it back when nothing reads the bytes any more).
+ */
+export async function readCappedBody(
+  body: Readable,
+  limits: BodyLimits,
+  buffers?: InputBuffers,
+): Promise<Buffer> {
   const { cap } = limits;
   const declared = Number(limits.contentLength);
   let decoders: Transform[];
@@ -80,18 +88,21 @@ export async function readCappedBody(body: Readable, limits: BodyLimits): Promis
     discardBody(body);
     throw err;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
+  // Sized from Content-Length only when it counts the bytes that will be kept (no decoder).
+  const bytes = new InputBytes(
+    decoders.length === 0 && Number.isFinite(declared) ? declared : 0,
+    cap,
+    buffers,
+  );
   // Kept aside: tearing the pipeline down can surface an abort error before this one.
   let overCap: ApiError | undefined;
   const collect = async (source: AsyncIterable<Buffer>) => {
     for await (const chunk of source) {
-      size += chunk.length;
-      if (size > cap) {
+      if (bytes.size + chunk.length > cap) {
         overCap = fetchedImageTooLarge(cap, decoders.length > 0 ? 'after decoding' : 'streamed');
         throw overCap;
       }
-      chunks.push(chunk);
+      bytes.append(chunk);
     }
   };
   try {
@@ -113,5 +124,5 @@ export async function readCappedBody(body: Readable, limits: BodyLimits): Promis
     }
     throw err;
   }
-  return Buffer.concat(chunks, size);
+  return bytes.bytes();
 }

@@ -10,7 +10,7 @@ import {
   type operationsSchema,
 } from '../pipeline/operations.ts';
 import { isRawImageBody, operationsFromQuery, readRawImageBody } from './raw-image-body.ts';
-import { UploadBytes, type UploadBuffers } from './upload-buffers.ts';
+import { InputBytes, type InputBuffers } from '../input-buffers.ts';
 import {
   emptyImage,
   emptyRawBody,
@@ -86,10 +86,10 @@ function readUpload(
   body: NodeJS.ReadableStream,
   maxBytes: number,
   expectedBytes: number,
-  buffers?: UploadBuffers,
+  buffers?: InputBuffers,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const part = new UploadBytes(expectedBytes, maxBytes, buffers);
+    const part = new InputBytes(expectedBytes, maxBytes, buffers);
     const tooLarge = () => uploadTooLarge(maxBytes);
     const endedEarly = () => reject(uploadEndedEarly());
     let bodyEnded: NodeJS.Immediate | undefined;
@@ -133,7 +133,7 @@ function bodyLength(request: FastifyRequest): number {
 async function readMultipart(
   request: FastifyRequest,
   maxUploadBytes: number,
-  buffers?: UploadBuffers,
+  buffers?: InputBuffers,
 ): Promise<RawParts> {
   const raw: RawParts = {};
   const boundarySeen = watchForBoundary(request.raw, request.headers['content-type']);
@@ -200,7 +200,7 @@ function decodeOperations(schema: ReturnType<typeof operationsSchema>, value: un
 async function readImageParts(
   request: FastifyRequest,
   maxUploadBytes: number,
-  buffers?: UploadBuffers,
+  buffers?: InputBuffers,
 ): Promise<{ image: Buffer | undefined; url: unknown; operations: unknown }> {
   let image: Buffer | undefined;
   let url: unknown;
@@ -236,7 +236,7 @@ export async function readImageRequest(
   request: FastifyRequest,
   schema: ReturnType<typeof operationsSchema>,
   maxUploadBytes: number,
-  buffers?: UploadBuffers,
+  buffers?: InputBuffers,
 ): Promise<ImageRequest> {
   const { image, url, operations } = await readImageParts(request, maxUploadBytes, buffers);
   const parsed = decodeOperations(schema, operations);

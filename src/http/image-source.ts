@@ -3,17 +3,19 @@ import { fetchImage, type FetchImageDeps } from '../fetch/guarded-fetch.ts';
 import { observeFetch, type Metrics } from '../metrics.ts';
 import type { ImageSource } from './image-request.ts';
 import type { SlotClaim } from '../limiter.ts';
+import type { InputBuffers } from '../input-buffers.ts';
 
 /**
  * The input bytes; a url is fetched with a fetch slot taken for `claim` (the account, and whether the request is a
- * free probe), and observed by the metrics (its outcome and time).
+ * free probe), into one of `buffers` when given, and observed by the metrics (its outcome and time).
  */
 export async function sourceBytes(
   deps: FetchImageDeps & { metrics: Metrics },
   source: ImageSource,
   claim: SlotClaim,
+  buffers?: InputBuffers,
 ): Promise<Buffer> {
   return source.kind === 'upload'
     ? source.bytes
-    : observeFetch(deps.metrics, fetchImage(deps, source.url, claim));
+    : observeFetch(deps.metrics, fetchImage(deps, source.url, claim, { buffers }));
 }

@@ -1,7 +1,7 @@
 // owns: the raw-body form of the image endpoints (the image as the whole body, operations in ?operations=).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { rawBodyEndedEarly, repeatedOperationsQuery, uploadTooLarge } from './upload-errors.ts';
-import { UploadBytes, type UploadBuffers } from './upload-buffers.ts';
+import { InputBytes, type InputBuffers } from '../input-buffers.ts';
 
 /** The media types read as a raw image body: any image/* (the sniffer decides what it is) and octet-stream. */
 const RAW_IMAGE_TYPE = /^(image\/[\w.+-]+|application\/octet-stream)$/i;
@@ -40,14 +40,14 @@ export function operationsFromQuery(request: FastifyRequest): string | undefined
 export function readRawImageBody(
   request: FastifyRequest,
   maxBytes: number,
-  buffers?: UploadBuffers,
+  buffers?: InputBuffers,
 ): Promise<Buffer> {
   const body = request.raw;
   const announced = Number(request.headers['content-length']);
   if (Number.isSafeInteger(announced) && announced > maxBytes)
     return Promise.reject(uploadTooLarge(maxBytes));
   return new Promise((resolve, reject) => {
-    const upload = new UploadBytes(
+    const upload = new InputBytes(
       Number.isSafeInteger(announced) && announced > 0 ? announced : 64 * 1024,
       maxBytes,
       buffers,

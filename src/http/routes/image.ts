@@ -11,7 +11,7 @@ import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageRequest } from '../image-request.ts';
-import { createUploadBuffers, FIRST_BUFFER_CAP } from '../upload-buffers.ts';
+import { createInputBuffers, FIRST_BUFFER_CAP } from '../../input-buffers.ts';
 import { sourceBytes } from '../image-source.ts';
 import { settleWithResponse } from '../unit-settlement.ts';
 import { methodNotAllowed } from '../request-errors.ts';
@@ -182,8 +182,8 @@ export function imageSchema(operations: AppContext['operations']) {
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
-  // One buffer per job slot is enough for a steady stream of uploads; larger ones are not kept.
-  const uploads = createUploadBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP);
+  // One buffer per job slot is enough for a steady stream of inputs; larger ones are not kept.
+  const inputs = createInputBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP);
 
   app.post(
     '/v1/image',
@@ -201,15 +201,26 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
           request,
           ctx.operations,
           config.maxUploadBytes,
-          uploads,
+          inputs,
         );
         const overlay = await overlayOf(ctx, accountOf(request).accountId, operations);
-        const input = await sourceBytes(ctx, source, { holder: accountOf(request).accountId, free: false });
+        const input = await sourceBytes(
+          ctx,
+          source,
+          { holder: accountOf(request).accountId, free: false },
+          inputs,
+        );
         ctx.metrics.recordInputBytes(source.kind, input.length);
-        // The answer is sharp's own output, never the upload (multipart or raw body), so the upload is free once the
-        // job has stopped.
-        const inputFree = source.kind === 'upload' ? () => uploads.give(input) : undefined;
-        const out = await runImageJob(ctx, input, operations, response.clientGone, inputFree, overlay?.image);
+        // The answer is sharp's own output, never the input (upload or fetched body), so the input's buffer is free
+        // once the job has stopped.
+        const out = await runImageJob(
+          ctx,
+          input,
+          operations,
+          response.clientGone,
+          () => inputs.give(input),
+          overlay?.image,
+        );
         reply.outputFormat = out.format;
         return reply
           .type(`image/${out.format}`)

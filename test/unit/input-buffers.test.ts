@@ -1,12 +1,12 @@
-// Upload buffers are reused only once given back, only when this pool made them, and never more than it keeps.
+// Input buffers are reused only once given back, only when this pool made them, and never more than it keeps.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createUploadBuffers } from '../../src/http/upload-buffers.ts';
+import { createInputBuffers } from '../../src/input-buffers.ts';
 
 const MB = 1024 * 1024;
 
-test('upload buffers: a buffer given back serves the next upload that fits in it', () => {
-  const buffers = createUploadBuffers(2, 8 * MB);
+test('input buffers: a buffer given back serves the next input that fits in it', () => {
+  const buffers = createInputBuffers(2, 8 * MB);
   const first = buffers.take(2 * MB);
   buffers.give(first.subarray(0, MB + 5));
   const second = buffers.take(MB);
@@ -14,8 +14,8 @@ test('upload buffers: a buffer given back serves the next upload that fits in it
   assert.notEqual(buffers.take(MB).buffer, first.buffer, 'handed out again before it came back');
 });
 
-test('upload buffers: one still held is never handed out twice', () => {
-  const buffers = createUploadBuffers(4, 8 * MB);
+test('input buffers: one still held is never handed out twice', () => {
+  const buffers = createInputBuffers(4, 8 * MB);
   const held = buffers.take(MB);
   const other = buffers.take(MB);
   assert.notEqual(held.buffer, other.buffer);
@@ -25,8 +25,8 @@ test('upload buffers: one still held is never handed out twice', () => {
   assert.notEqual(buffers.take(MB).buffer, other.buffer, 'given twice, kept once');
 });
 
-test('upload buffers: a buffer the pool did not make, a view from its middle and one over the cap are not kept', () => {
-  const buffers = createUploadBuffers(4, 2 * MB);
+test('input buffers: a buffer the pool did not make, a view from its middle and one over the cap are not kept', () => {
+  const buffers = createInputBuffers(4, 2 * MB);
   const foreign = Buffer.allocUnsafeSlow(MB);
   buffers.give(foreign);
   const taken = buffers.take(MB);
@@ -38,8 +38,8 @@ test('upload buffers: a buffer the pool did not make, a view from its middle and
   }
 });
 
-test('upload buffers: at most maxKept are kept, the largest ones', () => {
-  const buffers = createUploadBuffers(1, 8 * MB);
+test('input buffers: at most maxKept are kept, the largest ones', () => {
+  const buffers = createInputBuffers(1, 8 * MB);
   const small = buffers.take(MB);
   const big = buffers.take(4 * MB);
   buffers.give(small);

@@ -1,7 +1,7 @@
-// owns: reading an upload (multipart file part or raw body) into one buffer, and the one performance device of the
-// upload path: reusing those buffers once the job that read one has stopped. Every new buffer is an ArrayBuffer that
-// V8 counts as external memory, and each 64 MB of it starts a full mark of the whole heap: 2.4 MB uploads paid one
-// every 25 requests, at a cost that grows with the service's heap.
+// owns: reading a job's input (an upload, multipart file part or raw body, or a fetched body) into one buffer, and the
+// one performance device of that path: reusing those buffers once the job that read one has stopped. Every new buffer
+// is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole heap:
+// 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap.
 //
 // Why it stays (≥ 2 % on a workload; two services, with and without the kept buffers, interleaved in 40-request
 // segments over 10–12 rounds, 2 connections, on a 2-core machine shared with other work, 2026-11-27): a W1 upload
@@ -12,26 +12,26 @@
 //
 // Rule (must not regress): a buffer goes back to the pool (`give`) only through `runImageJob`'s `onStopped`, when the
 // job that read it has stopped (sharp settled, or the child answered or was killed), and an answer is always sharp's
-// output, never the upload. Otherwise the next upload overwrites one still being read.
+// output, never the input. Otherwise the next input overwrites one still being read.
 
-/** Most a client's announced Content-Length makes the server allocate before the bytes arrive. */
+/** Most an announced Content-Length (a client's or an origin's) makes the server allocate before the bytes arrive. */
 export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
 
 /** Uploads smaller than this share node's allocation pool; reusing them would save nothing. */
 const MIN_KEPT_BYTES = 64 * 1024;
 
-export interface UploadBuffers {
+export interface InputBuffers {
   /** A buffer of at least `bytes`: a kept one when one is large enough, else a new one. */
   take(bytes: number): Buffer;
   /**
-   * Keeps the buffer behind `upload` (a view from its start, as `take` gave it) for a later upload. Call it only
-   * when nothing reads the upload any more: the job that read it has stopped and no answer holds it.
+   * Keeps the buffer behind `input` (a view from its start, as `take` gave it) for a later input. Call it only
+   * when nothing reads the input any more: the job that read it has stopped and no answer holds it.
    */
-  give(upload: Buffer): void;
+  give(input: Buffer): void;
 }
 
-/** At most `maxKept` buffers of at most `maxBytes` each are kept between uploads; the largest win. */
-export function createUploadBuffers(maxKept: number, maxBytes: number): UploadBuffers {
+/** At most `maxKept` buffers of at most `maxBytes` each are kept between inputs; the largest win. */
+export function createInputBuffers(maxKept: number, maxBytes: number): InputBuffers {
   const kept: Buffer[] = [];
   // Only a buffer this pool handed out comes back: any other may share its memory with something still in use.
   const handedOut = new WeakSet<ArrayBufferLike>();
@@ -47,9 +47,9 @@ export function createUploadBuffers(maxKept: number, maxBytes: number): UploadBu
       handedOut.add(buffer.buffer);
       return buffer;
     },
-    give(upload) {
-      const whole = upload.buffer;
-      if (!handedOut.has(whole) || upload.byteOffset !== 0 || whole.byteLength > maxBytes) return;
+    give(input) {
+      const whole = input.buffer;
+      if (!handedOut.has(whole) || input.byteOffset !== 0 || whole.byteLength > maxBytes) return;
       if (kept.some((buffer) => buffer.buffer === whole)) return;
       const buffer = Buffer.from(whole);
       if (kept.length < maxKept) {
@@ -63,18 +63,19 @@ export function createUploadBuffers(maxKept: number, maxBytes: number): UploadBu
 }
 
 /**
- * The bytes of one upload (a file part or a raw body), copied into one buffer as they arrive. Socket chunks then die
- * young (a scavenge frees them) instead of living until a final concat; held chunks were promoted and freed only by
- * full mark-compacts, the largest cost of the main thread per upload (BENCHMARKS.md, "Against raw sharp and the floor"). The first buffer is
- * sized from the announced length up to FIRST_BUFFER_CAP, so a client announcing a length it never sends makes the
- * server set aside at most that much; larger uploads grow the buffer by doubling, never past `maxBytes`.
+ * The bytes of one input (a file part, a raw body or a fetched body), copied into one buffer as they arrive. Socket
+ * chunks then die young (a scavenge frees them) instead of living until a final concat; held chunks were promoted and
+ * freed only by full mark-compacts, the largest cost of the main thread per image (BENCHMARKS.md, "Against raw sharp
+ * and the floor"). The first buffer is sized from the announced length up to FIRST_BUFFER_CAP, so a client or origin
+ * announcing a length it never sends makes the server set aside at most that much; larger inputs grow the buffer by
+ * doubling, never past `maxBytes`.
  */
-export class UploadBytes {
+export class InputBytes {
   #buffer: Buffer;
   #size = 0;
   readonly #maxBytes: number;
 
-  constructor(expectedBytes: number, maxBytes: number, buffers?: UploadBuffers) {
+  constructor(expectedBytes: number, maxBytes: number, buffers?: InputBuffers) {
     this.#maxBytes = maxBytes;
     const bytes = Math.max(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP), 1024);
     this.#buffer = buffers ? buffers.take(bytes) : Buffer.allocUnsafe(bytes);
@@ -85,7 +86,7 @@ export class UploadBytes {
     return this.#size;
   }
 
-  /** Appends a chunk; the caller has checked that the upload stays within maxBytes. */
+  /** Appends a chunk; the caller has checked that the input stays within maxBytes. */
   append(chunk: Buffer): void {
     if (this.#size + chunk.length > this.#buffer.length) {
       const grown = Buffer.allocUnsafe(
