@@ -17,12 +17,15 @@ const only = process.argv.slice(2);
 const files = only.length > 0 ? only : findTests('test');
 // A stuck test fails after TEST_TIMEOUT_MS under its own name (scripts/test-timeout.mjs); a whole file gets twice
 // that as a backstop. --test-force-exit ends each file's process once its tests are done even if something (a
-// socket, a child) is left open; children the tests spawned are killed on that exit (test/helpers/spawned.ts).
+// socket, a child) is left open; children the tests spawned are killed on that exit (test/helpers/spawned.ts), and
+// the file's results reach this runner first because its stdout writes block (scripts/test-sync-stdio.mjs).
 const TEST_TIMEOUT_MS = Number(process.env.TEST_TIMEOUT_MS ?? 120_000);
 process.env.TEST_TIMEOUT_MS = String(TEST_TIMEOUT_MS);
 const result = spawnSync(
   process.execPath,
   [
+    '--import',
+    './scripts/test-sync-stdio.mjs',
     '--import',
     'tsx',
     '--import',
