@@ -52,7 +52,7 @@ function kinds(apiKey: string, workloads: Workload[]): SoakKind[] {
     {
       name: 'unknown operation key',
       expected: '400',
-      request: prepareImageRequest(apiKey, photo, { rotate: 90 }),
+      request: prepareImageRequest(apiKey, photo, { spin: 90 }),
       weight: 1,
     },
     {
