@@ -306,7 +306,7 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
     ],
     body: [
       table(
-        ['Request', 'Requests', 'CPU ms / request', 'p50 ms', 'p99 ms', 'requests/s'],
+        ['Request', 'Requests', 'CPU ms / request', 'p50 ms', 'p99 ms', 'requests/s', 'failures'],
         rows.map((r) => [
           r.label,
           r.requests,
@@ -314,11 +314,10 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
           fmt.n(percentile(r.latencies, 50), 2),
           fmt.n(percentile(r.latencies, 99), 2),
           fmt.n((r.requests / r.wallMs) * 1000, 0),
+          r.failures && Object.keys(r.failures).length > 0 ? JSON.stringify(r.failures) : '0',
         ]),
       ),
       ...notes,
-      '',
-      `Failures: ${JSON.stringify(rows.filter((r) => r.failures && Object.keys(r.failures).length > 0).map((r) => [r.label, r.failures]))}.`,
     ].join('\n'),
   };
 }
