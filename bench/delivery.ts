@@ -222,6 +222,7 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
 
     if (!existsSync(NGINX) || !BENCH_DATABASE_URL) {
       notes.push(
+        '',
         `- The nginx rows and the Zipf mix need ${NGINX} and BENCH_DATABASE_URL (PostgreSQL); left out.`,
       );
     } else {
