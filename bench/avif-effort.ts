@@ -89,17 +89,17 @@ async function measureAvifEfforts(photo: Buffer, efforts: number[], repeats: num
   return rows;
 }
 
+/** One column per encode (AVIF by effort, then WebP and JPEG for scale), one row per figure. */
 function avifTable(rows: EncodeRow[]): string {
+  const figures: [string, (r: EncodeRow) => string][] = [
+    ['CPU ms (median)', (r) => fmt.n(r.cpuMs, 0)],
+    ['wall ms', (r) => fmt.n(r.wallMs, 0)],
+    ['bytes', (r) => `${r.bytes}`],
+    ['SSIM (grey, vs unencoded 800 px)', (r) => fmt.n(r.ssim, 4)],
+  ];
   return table(
-    ['Encoder', 'effort', 'CPU ms (median)', 'wall ms', 'bytes', 'SSIM (grey, vs unencoded 800 px)'],
-    rows.map((r) => [
-      r.label,
-      r.effort ?? '',
-      fmt.n(r.cpuMs, 0),
-      fmt.n(r.wallMs, 0),
-      `${r.bytes}`,
-      fmt.n(r.ssim, 4),
-    ]),
+    ['avif q50, effort:', ...rows.map((r) => (r.effort === undefined ? r.label : `${r.effort}`))],
+    figures.map(([name, figure]) => [name, ...rows.map(figure)]),
   );
 }
 

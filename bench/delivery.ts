@@ -222,6 +222,7 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
 
     if (!existsSync(NGINX) || !BENCH_DATABASE_URL) {
       notes.push(
+        '',
         `- The nginx rows and the Zipf mix need ${NGINX} and BENCH_DATABASE_URL (PostgreSQL); left out.`,
       );
     } else {
@@ -284,19 +285,12 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
       ).json()) as { quota: { used: number } };
       notes.push(
         '',
-        table(
-          ['Zipf mix (s = 1) through nginx', 'Value'],
-          [
-            ['requests (2 connections)', counts.zipfRequests],
-            ['distinct URLs viewed', seen.size],
-            ['answered by the nginx cache (X-Proxy-Cache: HIT)', percent(nginxHits / counts.zipfRequests)],
-            ['ideal hit ratio (1 − distinct / requests)', percent(1 - seen.size / counts.zipfRequests)],
-            ['units counted by the account, whole run (each URL once)', units.quota.used],
-            ['requests/s', fmt.n((counts.zipfRequests / zipfWallMs) * 1000, 0)],
-            ['CPU ms / request (instances + nginx)', fmt.n(zipfCpuMs / counts.zipfRequests, 2)],
-            ['statuses', JSON.stringify(statuses)],
-          ],
-        ),
+        `Zipf mix (s = 1) through nginx, 2 connections: ${counts.zipfRequests} requests over ${seen.size} distinct` +
+          ` URLs; ${percent(nginxHits / counts.zipfRequests)} answered by the nginx cache (X-Proxy-Cache: HIT) against an` +
+          ` ideal ${percent(1 - seen.size / counts.zipfRequests)} (1 − distinct / requests); units counted by the account` +
+          ` over the whole run (each URL once): ${units.quota.used}; ${fmt.n((counts.zipfRequests / zipfWallMs) * 1000, 0)}` +
+          ` requests/s, ${fmt.n(zipfCpuMs / counts.zipfRequests, 2)} CPU ms / request (instances + nginx); statuses` +
+          ` ${JSON.stringify(statuses)}.`,
       );
     }
   } finally {
@@ -308,13 +302,12 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
   }
   return {
     method: [
-      `Source: ${base.description}, 1600x1067 JPEG (${fmt.kb(input.length)}) from a loopback origin; misses w:800+ (1 instance) and w:400+ (nginx) with f:auto, Accept image/webp`,
-      `nginx: deploy/nginx.conf as shipped (cache 2 s fresh, then revalidated); two instances on one PostgreSQL (BENCH_DATABASE_URL); CPU is every serving process's (instances, their encoders, nginx)`,
-      `Counts: ${counts.misses} misses, ${counts.hitSeconds} s per hit and 304 row, ${counts.zipfRequests} Zipf requests over ${ZIPF_URLS} URLs (w:160 of a 320x213 JPEG)`,
+      `Source: ${base.description}, 1600x1067 JPEG (${fmt.kb(input.length)}) from a loopback origin; misses w:800+ (1 instance) and w:400+ (nginx) with f:auto, Accept image/webp; ${counts.misses} misses, ${counts.hitSeconds} s per hit and 304 row, ${counts.zipfRequests} Zipf requests over ${ZIPF_URLS} URLs (w:160 of a 320x213 JPEG)`,
+      `nginx: deploy/nginx.conf as shipped (cache 2 s fresh, then revalidated) before two instances on one PostgreSQL; CPU is every serving process's (instances, their encoders, nginx)`,
     ],
     body: [
       table(
-        ['Request', 'Requests', 'CPU ms / request', 'p50 ms', 'p99 ms', 'requests/s'],
+        ['Request', 'Requests', 'CPU ms / request', 'p50 ms', 'p99 ms', 'requests/s', 'failures'],
         rows.map((r) => [
           r.label,
           r.requests,
@@ -322,11 +315,10 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
           fmt.n(percentile(r.latencies, 50), 2),
           fmt.n(percentile(r.latencies, 99), 2),
           fmt.n((r.requests / r.wallMs) * 1000, 0),
+          r.failures && Object.keys(r.failures).length > 0 ? JSON.stringify(r.failures) : '0',
         ]),
       ),
       ...notes,
-      '',
-      `Failures: ${JSON.stringify(rows.filter((r) => r.failures && Object.keys(r.failures).length > 0).map((r) => [r.label, r.failures]))}.`,
     ].join('\n'),
   };
 }

@@ -305,11 +305,9 @@ function floorGoalLines(rows: FloorRow[]): string[] {
   return [
     `Goal (service ≥ 0.95× floor img/s and ≤ 1.05× floor CPU/img, medians of the rounds' ratios): holds on ${held.length} of ${rows.length} rows` +
       (held.length ? ` (${held.map((r) => `${r.workload.id}@${r.concurrency}`).join(', ')})` : '') +
-      '.',
-    '',
-    `A/A control: a second floor process, identical to the first, measured up to ${(controlSpread * 100).toFixed(1)} % ` +
-      'away from it (largest distance of its medians from 1.00, any row and figure): a service/floor ratio within that ' +
-      'distance of the goal is as close as this run can tell.',
+      '. ' +
+      `A/A control: the second floor measured up to ${(controlSpread * 100).toFixed(1)} % from the first (any row and` +
+      ' figure): a service/floor ratio that close to the goal is as close as this run can tell.',
   ];
 }
 
@@ -453,16 +451,14 @@ export const floorSection: Section = {
       });
       return {
         method: [
-          `Input: ${(await ctx.base()).description}`,
-          `First, each server answers ${serverWarmUp.requests} W6 requests at 2 connections (V8 optimizes the request path; see warmServers)`,
-          `Per workload and connection count: a warm-up of ${ctx.quick ? 0.5 : 3} s of each side, then ${rounds} rounds of` +
-            ` ${segmentMs / 1000} s alternating raw sharp (in-process, N jobs) → floor (bench/floor-server.ts over HTTP) →` +
-            ' floor B (a second, identical floor process: the A/A control) → service;' +
-            " each ratio is the median of the rounds' ratios, with their range in brackets",
-          "Floor: node:http + @fastify/busboy + one sharp call with the service's settings (sharpInputOptions," +
-            ' metadata, autoOrient, applyPhases); same node flags, UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the service',
-          'Service: MAX_CONCURRENT_JOBS=2 (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production);' +
-            ' CPU/img of both servers from /proc (all threads), raw from process.cpuUsage()',
+          `Input: ${(await ctx.base()).description}; first, each server answers ${serverWarmUp.requests} W6 requests at` +
+            ' 2 connections (V8 optimizes the request path; see warmServers)',
+          `Per workload and connection count: ${ctx.quick ? 0.5 : 3} s of warm-up per side, then ${rounds} rounds of` +
+            ` ${segmentMs / 1000} s alternating raw sharp (in-process) → floor → floor B (an identical second floor:` +
+            " the A/A control) → service; each ratio is the median of the rounds' ratios (their range in brackets)",
+          "Floor (bench/floor-server.ts): node:http + @fastify/busboy + one sharp call with the service's settings," +
+            ' node flags and environment; service: MAX_CONCURRENT_JOBS=2; CPU/img of both servers from /proc (all' +
+            ' threads), raw sharp from process.cpuUsage()',
         ],
         body: [floorTable(rows), '', ...floorGoalLines(rows)].join('\n'),
       };

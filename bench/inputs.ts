@@ -10,7 +10,7 @@ import sharp from 'sharp';
 const DEBIAN_PHOTOS = [
   {
     path: '/usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg',
-    what: 'mate-backgrounds: Elephants_5640x3172.jpg, a 5640x3172 camera photograph of a painting (GPL-2+)',
+    what: 'Elephants_5640x3172.jpg (mate-backgrounds)',
   },
 ];
 
@@ -93,7 +93,7 @@ export async function loadBaseImage(forceSynthetic: boolean): Promise<BaseImage>
   const photo = forceSynthetic ? undefined : DEBIAN_PHOTOS.find((p) => existsSync(p.path));
   if (photo) return { description: photo.what, data: readFileSync(photo.path), synthetic: false };
   return {
-    description: 'seeded synthetic photograph (no Debian photo package installed; see bench/README.md)',
+    description: 'the seeded synthetic photograph (no Debian photo installed; see bench/README.md)',
     data: await syntheticPhoto(),
     synthetic: true,
   };

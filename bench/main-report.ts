@@ -25,56 +25,40 @@ function failures(r: WorkloadResult): string {
   return text || '0';
 }
 
-function comparisonTables(results: WorkloadResult[]): string {
-  const speed = table(
+/** One row per workload: speed and latency, then CPU per image, memory and output, raw sharp beside the service. */
+function comparisonTable(results: WorkloadResult[]): string {
+  return table(
     [
       'Workload',
-      'raw img/s',
-      'raw p50 / p99 ms',
-      'processImage img/s',
-      'service img/s',
-      'service p50 / p99 ms',
+      'img/s raw / processImage / service',
       '**service/raw**',
+      'p50 / p99 ms raw',
+      'p50 / p99 ms service',
       'added p50 ms',
-      'failures',
-    ],
-    results.map((r) => [
-      `${r.workload.id}: ${r.workload.label}`,
-      fmt.n(r.raw.imagesPerSecond),
-      `${fmt.n(r.raw.p50Ms)} / ${fmt.n(r.raw.p99Ms)}`,
-      fmt.n(r.pipeline.imagesPerSecond),
-      fmt.n(r.service.imagesPerSecond),
-      `${fmt.n(r.service.p50Ms)} / ${fmt.n(r.service.p99Ms)}`,
-      `**${fmt.ratio(throughputRatio(r))}**`,
-      fmt.n(addedP50(r)),
-      failures(r),
-    ]),
-  );
-  const cost = table(
-    [
-      'Workload',
-      'raw CPU/img ms',
-      'processImage CPU/img ms',
-      'service CPU/img ms',
+      'CPU/img ms raw / processImage / service',
       '**service/raw CPU**',
       'load generator CPU/img ms',
       'service peak RSS',
       'output',
-      'images (raw / service)',
+      'images raw / service',
+      'failures',
     ],
     results.map((r) => [
       r.workload.id,
-      fmt.n(r.raw.cpuPerImageMs),
-      fmt.n(r.pipeline.cpuPerImageMs),
-      fmt.n(r.service.cpuPerImageMs),
+      [r.raw, r.pipeline, r.service].map((side) => fmt.n(side.imagesPerSecond)).join(' / '),
+      `**${fmt.ratio(throughputRatio(r))}**`,
+      `${fmt.n(r.raw.p50Ms)} / ${fmt.n(r.raw.p99Ms)}`,
+      `${fmt.n(r.service.p50Ms)} / ${fmt.n(r.service.p99Ms)}`,
+      fmt.n(addedP50(r)),
+      [r.raw, r.pipeline, r.service].map((side) => fmt.n(side.cpuPerImageMs)).join(' / '),
       `**${fmt.ratio(cpuRatio(r))}**`,
       fmt.n(r.service.clientCpuPerImageMs ?? NaN),
       fmt.mb(r.servicePeakRssBytes),
       fmt.kb(r.outputBytes),
       `${r.raw.images} / ${r.service.images}`,
+      failures(r),
     ]),
   );
-  return `${speed}\n\n${cost}`;
 }
 
 interface TargetCheck {
@@ -158,14 +142,13 @@ export const mainSection: Section = {
     }
     return {
       method: [
-        `Input: ${base.description}`,
-        `${concurrency} connections; ${rounds} rounds of ${segmentMs / 1000} s per side, alternating raw sharp →` +
-          ` processImage → service, after a warm-up; AVIF_EFFORT=${limits.avifEffort}`,
-        `Service environment set by the bench: ${Object.entries(ctx.serviceEnv)
+        `Input: ${base.description}; ${concurrency} connections; ${rounds} rounds of ${segmentMs / 1000} s per side,` +
+          ` alternating raw sharp → processImage → service, after a warm-up; AVIF_EFFORT=${limits.avifEffort}`,
+        `Service: ${Object.entries(ctx.serviceEnv)
           .map(([k, v]) => `${k}=${v}`)
-          .join(' ')} (plus DATA_DIR, DEV_KEY, PORT, LOG_LEVEL=warn, QUOTA_FREE=1e9, NODE_ENV=production)`,
+          .join(' ')} LOG_LEVEL=warn QUOTA_FREE=1e9 NODE_ENV=production`,
       ],
-      body: [comparisonTables(results), '', targetLine(targetChecks(results))].join('\n'),
+      body: [comparisonTable(results), '', targetLine(targetChecks(results))].join('\n'),
     };
   },
 };

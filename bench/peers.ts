@@ -53,7 +53,7 @@ interface Answer {
 /** One measured line: a way to get the 800 (320) px JPEG, from a server or in-process. */
 interface Side {
   label: string;
-  /** Sides that share a server and a summary row ("miss / hit"). */
+  /** Sides whose peak RSS is taken together: a miss and its hit, on one server. */
   group: string;
   /** Undefined: raw sharp in the bench process. */
   server?: Server;
@@ -280,48 +280,43 @@ const cpuPerImage = (rounds: SegmentFigures[]) => median(rounds.map((r) => r.cpu
 const peakOf = (results: SideResult[]) =>
   Math.max(...results.flatMap((r) => [...r.bySize.large, ...r.bySize.small].map((s) => s.peakRssBytes)));
 
-function summaryTable(results: SideResult[]): string {
-  const groups = [...new Set(results.map((r) => r.side.group))];
+/** One row per side: both sizes' img/s, CPU, latencies and output, and the peak RSS of its group's segments. */
+function peersTable(results: SideResult[]): string {
   return table(
-    ['', 'large: img/s', 'CPU ms/img', 'small: img/s', 'CPU ms/img', 'peak RSS'],
-    groups.map((group) => {
-      const members = results.filter((r) => r.side.group === group);
-      const joined = (figure: (rounds: SegmentFigures[]) => number, size: Size['name'], digits: number) =>
-        members.map((r) => fmt.n(figure(r.bySize[size]), digits)).join(' / ');
-      const peak = peakOf(members);
-      return [
-        group,
-        joined(perSecond, 'large', 1),
-        joined(cpuPerImage, 'large', 1),
-        joined(perSecond, 'small', 1),
-        joined(cpuPerImage, 'small', 1),
-        Number.isFinite(peak) ? fmt.mb(peak) : '– (the bench process)',
-      ];
-    }),
-  );
-}
-
-function detailTable(results: SideResult[]): string {
-  return table(
-    ['Side', 'Size', 'images', 'img/s', 'p50 ms', 'p95 ms', 'CPU ms/img', 'output bytes/img'],
-    results.flatMap(({ side, bySize }) =>
-      (['large', 'small'] as const).map((size) => {
+    [
+      '',
+      'large: img/s',
+      'CPU ms/img',
+      'p50 / p95 ms',
+      'small: img/s',
+      'CPU ms/img',
+      'p50 / p95 ms',
+      'output kB large / small',
+      'peak RSS',
+    ],
+    results.map(({ side, bySize }) => {
+      const figures = (['large', 'small'] as const).map((size) => {
         const rounds = bySize[size];
         const images = rounds.reduce((sum, r) => sum + r.images, 0);
         const latencies = rounds.flatMap((r) => r.latenciesMs).sort((a, b) => a - b);
         const bytes = rounds.reduce((sum, r) => sum + r.outputBytes, 0);
-        return [
-          side.label,
-          size,
-          images,
-          fmt.n(perSecond(rounds)),
-          fmt.n(percentile(latencies, 50)),
-          fmt.n(percentile(latencies, 95)),
-          fmt.n(cpuPerImage(rounds)),
-          Math.round(bytes / Math.max(1, images)),
-        ];
-      }),
-    ),
+        return {
+          columns: [
+            fmt.n(perSecond(rounds)),
+            fmt.n(cpuPerImage(rounds)),
+            `${fmt.n(percentile(latencies, 50))} / ${fmt.n(percentile(latencies, 95))}`,
+          ],
+          outputKb: fmt.n(bytes / Math.max(1, images) / 1024),
+        };
+      });
+      const peak = peakOf(results.filter((r) => r.side.group === side.group));
+      return [
+        side.label,
+        ...figures.flatMap((f) => f.columns),
+        figures.map((f) => f.outputKb).join(' / '),
+        Number.isFinite(peak) ? fmt.mb(peak) : '– (the bench process)',
+      ];
+    }),
   );
 }
 
@@ -364,17 +359,15 @@ async function startSides(originUrl: string, limits: ProcessLimits, started: Ser
       // Next answers WebP or AVIF to browsers that take them; a JPEG to this Accept.
       headers: { accept: 'image/jpeg' },
     });
-  const imgpipeDelivery = 'imgpipe delivery URL miss / hit';
-  const nextOptimizer = 'Next.js image optimizer miss / hit';
   return [
     {
-      label: 'raw sharp in-process',
-      group: 'raw sharp in-process (reference)',
+      label: 'raw sharp in-process (reference)',
+      group: 'raw sharp',
       fetch: async (size) => ({ status: 200, body: await rawSharp(size.workload, limits) }),
     },
     {
       label: 'imgpipe POST /v1/image url',
-      group: 'imgpipe POST /v1/image url',
+      group: 'imgpipe POST',
       server: imgpipe,
       fetch: (size, source) =>
         imgpipe.request({
@@ -384,20 +377,26 @@ async function startSides(originUrl: string, limits: ProcessLimits, started: Ser
           body: JSON.stringify({ url: source, operations: size.workload.operations }),
         }),
     },
-    { label: 'imgpipe delivery miss', group: imgpipeDelivery, server: imgpipe, fetch: delivery },
-    { label: 'imgpipe delivery hit', group: imgpipeDelivery, server: imgpipe, fetch: delivery, hit: true },
+    { label: 'imgpipe delivery URL miss', group: 'imgpipe delivery', server: imgpipe, fetch: delivery },
     {
-      label: 'ipx',
+      label: 'imgpipe delivery URL hit',
+      group: 'imgpipe delivery',
+      server: imgpipe,
+      fetch: delivery,
+      hit: true,
+    },
+    {
+      label: `ipx ${peerVersion('ipx')}`,
       group: 'ipx',
       server: ipx,
       fetch: (size, source) =>
         ipx.request({ method: 'GET', path: `/w_${size.width},q_${QUALITY},f_jpeg/${source}` }),
     },
-    { label: 'Next.js miss', group: nextOptimizer, server: next, fetch: nextImage },
-    { label: 'Next.js hit', group: nextOptimizer, server: next, fetch: nextImage, hit: true },
+    { label: 'Next.js image optimizer miss', group: 'next', server: next, fetch: nextImage },
+    { label: 'Next.js image optimizer hit', group: 'next', server: next, fetch: nextImage, hit: true },
     {
-      label: 'nginx image_filter',
-      group: 'nginx image_filter (libgd)',
+      label: 'nginx image_filter (libgd)',
+      group: 'nginx',
       server: nginx,
       fetch: (size, source) => {
         const { pathname, search } = new URL(source);
@@ -445,7 +444,7 @@ export async function measurePeers(
     }
     return {
       method: methodLines(base, { large: large.length, small: small.length }, options),
-      body: [summaryTable(results), '', detailTable(results)].join('\n'),
+      body: peersTable(results),
     };
   } finally {
     await Promise.all(started.map((s) => s.stop()));
@@ -459,25 +458,17 @@ function methodLines(
   options: PeersOptions,
 ): string[] {
   return [
-    `Sources: ${base.description}, as a 3000x2000 JPEG (${fmt.kb(inputBytes.large)}) → 800 px wide ("large")` +
-      ` and a 640x427 JPEG (${fmt.kb(inputBytes.small)}) → 320 px ("small"), JPEG q${QUALITY}, fetched by URL` +
-      ` from a loopback origin in the bench process; ${CONNECTIONS} connections, keep-alive`,
-    `${options.rounds} rounds; in each, every side runs ${options.segmentMs / 1000} s per size in turn, after a` +
-      ` ${options.warmMs / 1000} s warm-up of each; img/s and CPU ms/img are medians over the rounds, p50/p95 over` +
-      ' all answers',
-    'Misses fetch a fresh source URL per request (a query string unique to the run), hits one URL answered before;' +
-      ' every answer is checked (status 200, JPEG bytes, the asked width read from its frame header) and one wrong' +
-      ' answer fails the section',
-    'CPU: utime + stime of the server and all its descendants from /proc, read before and after each segment' +
-      " (children that exited and were reaped count through their parent's cutime + cstime: imgpipe's isolated" +
-      " jobs, Next's workers); raw sharp: the bench process's own CPU. Peak RSS: the sum of VmRSS over the process" +
-      ' tree, sampled every 100 ms during the segments',
-    `imgpipe: \`node bin/imgpipe.js serve\` as bench/service.ts starts it (NODE_ENV=production,` +
-      ` MAX_CONCURRENT_JOBS=${CONNECTIONS}, FETCH_ALLOW_CIDRS=127.0.0.0/8); ipx ${peerVersion('ipx')} (createIPX +` +
-      ` ipxHttpStorage on node:http, bench/peers/ipx-server.mjs); Next.js ${peerVersion('next')} (\`next start\`,` +
-      ` bench/peers/next.config.mjs, Accept: image/jpeg) with its sharp ${peerVersion('next/node_modules/sharp')}` +
-      ` (ipx's: ${peerVersion('sharp')}); nginx ${nginxVersion()} with image_filter (libgd), 2 workers` +
-      ' (bench/peers/nginx.conf)',
+    `Sources: ${base.description} as a 3000x2000 JPEG (${fmt.kb(inputBytes.large)}) → 800 px ("large") and a` +
+      ` 640x427 JPEG (${fmt.kb(inputBytes.small)}) → 320 px ("small"), JPEG q${QUALITY}, by URL from a loopback` +
+      ` origin; ${CONNECTIONS} keep-alive connections; ${options.rounds} rounds of ${options.segmentMs / 1000} s per` +
+      ` side and size after a ${options.warmMs / 1000} s warm-up; img/s and CPU are medians over the rounds`,
+    'A miss fetches a fresh source URL, a hit one answered before; every answer is checked (200, a JPEG of the asked' +
+      " width). CPU: the server's whole process tree from /proc, reaped children included (raw sharp: the bench" +
+      ' process); peak RSS: its tree, sampled every 100 ms, a miss and its hit together',
+    `imgpipe \`serve\` (bench/service.ts, MAX_CONCURRENT_JOBS=${CONNECTIONS}); ipx on node:http with sharp` +
+      ` ${peerVersion('sharp')}; Next.js ${peerVersion('next')} \`next start\` with sharp` +
+      ` ${peerVersion('next/node_modules/sharp')}, Accept: image/jpeg; nginx ${nginxVersion()} image_filter,` +
+      ' 2 workers; setups in bench/peers/',
   ];
 }
 

@@ -86,9 +86,8 @@ export const placeholderSection: Section = {
     const cost = await measurePlaceholder(w1, ctx.limits, ctx.quick);
     return {
       method: [
-        `Input: ${base.description}; ${w1.label}; output ${cost.outputSize}, ${cost.outputBytes} bytes`,
-        `Process CPU (user + system, libvips threads included) per call, least of ${cost.runs} rounds in which the` +
-          ' variants alternate, after 5 warm-up calls each',
+        `Input: ${base.description}; W1, output ${cost.outputSize}, ${cost.outputBytes} bytes; process CPU per` +
+          ` call (libvips threads included), least of ${cost.runs} alternating rounds after 5 warm-up calls each`,
       ],
       body: placeholderTable(cost),
     };

@@ -328,9 +328,7 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
     }
 
     const body = [
-      `#### Bytes at equal score: every photo at ${target} (today's median for JPEG q80), against today's JPEG`,
-      '',
-      'Interpolated on the quality grid (log bytes); "reached" counts photos whose curve crosses the target.',
+      `#### Bytes at equal score: every photo at ${target} (the default JPEG q80's median), against the default JPEG`,
       '',
       table(
         ['setting', 'reached', 'KiB', '× default JPEG', 'median q', 'encode CPU ms', 'KiB per CPU ms'],
@@ -339,23 +337,23 @@ async function measure(limits: ProcessLimits, quick: boolean): Promise<SectionOu
       '',
       `#### Fixed quality against "${level}" (through processImage: decode, resize to 1200, encode)`,
       '',
-      'q80 and auto alternate photo by photo in one process, so their CPU ratio holds on a shared machine.',
-      '',
       table(
         ['request', 'scores', 'median', `within ±3 of ${target}`, 'KiB total', 'CPU ms/image'],
         spreadRows,
       ),
       '',
-      `#### format "auto" against today's JPEG q80 (${fmt.n(q80Bytes / 1024, 0)} KiB, ${jpegFixed80Cpu} ms/image)`,
+      `#### format "auto" against the default JPEG q80 (${fmt.n(q80Bytes / 1024, 0)} KiB, ${jpegFixed80Cpu} ms/image)`,
       '',
       table(['request', 'formats chosen', 'scores', 'KiB total', '× JPEG q80', 'CPU ms/image'], formatRows),
     ].join('\n');
     return {
       method: [
-        `Photos: ${source}; each resized to fit 1200×1200 (never enlarged)`,
-        `Judge: ${judge.description}, against the resize before any lossy encode`,
-        'CPU: process.cpuUsage() of the bench process around in-process encodes (libvips threads included);' +
-          ' the machine was shared with other work while measured, so compare ratios within this run',
+        `Photos: ${source}; each resized to fit 1200×1200 (never enlarged); judge: ${judge.description}, against` +
+          ' the resize before any lossy encode',
+        'CPU: process.cpuUsage() of the bench process around in-process encodes (libvips threads included); fixed' +
+          ' and auto alternate photo by photo in one process, so their CPU ratio holds on a shared machine',
+        'Bytes at equal score: interpolated on the quality grid (log bytes); "reached" counts photos whose curve' +
+          ' crosses the target',
       ],
       body,
     };

@@ -15,20 +15,21 @@ export function table(head: string[], rows: (string | number)[][]): string {
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
-/** The machine in one line: CPU, Node, sharp and libvips, libvips threads, the kernel. */
-function machineLine(): string {
+/**
+ * The CPU the figures come from (the host varies from day to day), and libvips' or libuv's threads when a run
+ * changed them; the versions and the rest of the machine are in BENCHMARKS.md's "The machine".
+ */
+function machine(): string {
   const cpu = cpus();
-  const kernel = readFileSync('/proc/version', 'utf8').split(' ')[2] ?? 'unknown';
-  return (
-    `${cpu.length} × ${cpu[0]?.model ?? 'unknown'}, Linux ${kernel}, Node ${process.version}, ` +
-    `sharp ${sharp.versions.sharp}, libvips ${sharp.versions.vips} (sharp.concurrency() = ${sharp.concurrency()}, ` +
-    `UV_THREADPOOL_SIZE = ${process.env.UV_THREADPOOL_SIZE ?? 'unset (4)'})`
-  );
+  const model = (cpu[0]?.model ?? 'unknown').replace(/\((R|TM)\)/g, '');
+  const threads = sharp.concurrency() === 1 ? '' : `, ${sharp.concurrency()} libvips threads per image`;
+  const pool = process.env.UV_THREADPOOL_SIZE ? `, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE}` : '';
+  return `${cpu.length} × ${model}${threads}${pool}`;
 }
 
 const SECTION_LEVEL = '###';
 
-/** A section as BENCHMARKS.md shows it: its heading, the command and date that produced it, the machine, the method. */
+/** A section as BENCHMARKS.md shows it: its heading, the command, date and CPU that produced it, the method. */
 export function renderSection(
   heading: string,
   command: string,
@@ -41,9 +42,8 @@ export function renderSection(
   return [
     `${SECTION_LEVEL} ${heading}`,
     '',
-    `\`${command}\` — ${when} UTC${label}`,
+    `\`${command}\` — ${when} UTC, ${machine()}${label}`,
     '',
-    `- Machine: ${machineLine()}`,
     ...method.map((line) => `- ${line}`),
     '',
     body.trim(),

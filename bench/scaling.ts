@@ -122,9 +122,8 @@ export const scalingSection: Section = {
     const rows = await measureScaling(base, ctx.limits, n);
     return {
       method: [
-        `Input: ${base.description}, scaled to each size (JPEG q90); W1 (w=800 jpeg q80), 1 connection,` +
-          ` MAX_CONCURRENT_JOBS=1; a fresh service per size, MAX_UPLOAD_BYTES=64 MiB so the 40 MP file fits;` +
-          ` ${n} sequential requests per size after one warm-up`,
+        `Input: ${base.description} scaled to each size (JPEG q90); W1, 1 connection; a fresh service per size` +
+          ` (MAX_CONCURRENT_JOBS=1, MAX_UPLOAD_BYTES=64 MiB); ${n} sequential requests per size after one warm-up`,
       ],
       body: scalingTable(rows),
     };

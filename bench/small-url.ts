@@ -154,7 +154,7 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
 
 export const smallUrlSection: Section = {
   heading: 'Small and large images by URL',
-  question: 'Against raw sharp and the floor',
+  question: 'Against the peers',
   about: 'POST /v1/image by URL (local origin) against raw sharp, 640×427 and 3000×2000 JPEG (~2 min)',
   async run(ctx) {
     const options = ctx.quick
@@ -163,12 +163,11 @@ export const smallUrlSection: Section = {
     const rows = await measureSmallUrl(ctx, options);
     return {
       method: [
-        `Input: ${(await ctx.base()).description}, cut to each size (JPEG q90); output JPEG q80; served by a local` +
-          ` keep-alive origin at 127.0.0.1 (FETCH_ALLOW_CIDRS), ${ctx.concurrency} connections`,
-        `CPU per image: the service's process tree from /proc (user + system), raw sharp's this process's` +
-          ` (process.cpuUsage), same decoder settings (sharpInputOptions); median of ${options.rounds} rounds of` +
+        `Input: ${(await ctx.base()).description} cut to each size (JPEG q90) → JPEG q80, by URL from a local` +
+          ` keep-alive origin; ${ctx.concurrency} connections; median of ${options.rounds} rounds of` +
           ` ${options.requests} small and ${Math.ceil(options.requests / 4)} large images, sides alternating, after` +
           ` ${options.warmUp} small and ${Math.ceil(options.warmUp / 4)} large warm-up requests`,
+        "CPU: the service's process tree from /proc; raw sharp's from process.cpuUsage(), same decoder settings",
       ],
       body: table(
         ['image by URL', 'service CPU ms/img', 'raw sharp CPU ms/img', 'service / raw sharp'],

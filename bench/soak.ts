@@ -174,13 +174,12 @@ function soakTables(r: SoakResult): string {
   );
   const trace = r.samples.map((s) => `${fmt.n(s.atS, 0)}s:${fmt.mb(s.rssBytes)}`).join(', ');
   return [
-    `${r.requests} requests in ${fmt.n(r.durationS, 0)} s; answers other than the expected status: ${r.unexpected}.`,
-    '',
     rss,
     // Each kind's answers only when one was not the expected status.
     ...(r.unexpected > 0 ? ['', requests] : []),
     '',
-    `RSS samples: ${trace}`,
+    `${r.requests} requests in ${fmt.n(r.durationS, 0)} s; answers other than the expected status: ${r.unexpected}.` +
+      ` RSS samples: ${trace}`,
   ].join('\n');
 }
 

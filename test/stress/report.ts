@@ -28,9 +28,9 @@ function section(f: StressFigures): string {
   return [
     HEADING,
     '',
-    `Produced by \`npm run stress${f.soakSeconds === 300 ? ' -- --soak' : ''}\` (test/stress/run.ts) on ${new Date().toISOString().slice(0, 10)}:`,
-    `a real \`imgpipe serve\` on loopback (SQLite, MAX_CONCURRENT_JOBS=2, REQUEST_TIMEOUT_MS=10000), ${f.durationSeconds} s in all,`,
-    `on a 2-core machine shared with other jobs (so throughput figures here mean nothing; the counts do).`,
+    `\`npm run stress${f.soakSeconds === 300 ? ' -- --soak' : ''}\` (test/stress/run.ts) — ${new Date().toISOString().slice(0, 10)}:` +
+      ` a real \`imgpipe serve\` on loopback (SQLite, MAX_CONCURRENT_JOBS=2, REQUEST_TIMEOUT_MS=10000), ${f.durationSeconds} s` +
+      ' in all, on a shared 2-core machine: the counts matter here, not the throughput.',
     '',
     '| Figure | Value |',
     '|---|---|',
@@ -43,8 +43,7 @@ function section(f: StressFigures): string {
     `| integrity_check after SIGKILL and at the end | ${f.usage.integrity} |`,
     `| RSS at start / soak start / soak peak / soak end (${f.soakSeconds} s soak) | ${f.rss.atStart} / ${f.rss.start} / ${f.rss.peak} / ${f.rss.end} MiB |`,
     `| RSS bound checked (soak end − soak start) | ≤ ${f.rssGrowthBoundMiB} MiB; measured ${Math.round((f.rss.end - f.rss.start) * 10) / 10} MiB |`,
-    '',
-    `Answers: ${codes}.`,
+    `| Answers | ${codes} |`,
     '',
     '| Phase | What happened | Problems |',
     '|---|---|---|',
