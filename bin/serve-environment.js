@@ -25,14 +25,16 @@ export function threadPoolSizeFor(env) {
 }
 
 /**
- * glibc's malloc arenas, one per job slot (at least 2). By default glibc gives each thread that allocates its own
- * arena, up to 8 per core, and each keeps what its thread freed: libvips runs on every libuv pool thread in turn, so
- * under the peers workload (3000×2000 JPEG by URL to 800 px, and 640×427 to 320 px, 2 connections) the server peaked
- * at 283–299 MB against 235 MB with 2 arenas, at the same CPU per image, and with fewer page faults per large image
- * (98 against 389 with glibc's defaults and 152 with the mmap/trim thresholds this replaces). BENCHMARKS.md, "Memory".
+ * glibc's malloc arenas, one per two job slots. By default glibc gives each thread that allocates its own arena, up
+ * to 8 per core, and each keeps what its thread freed: libvips runs on every libuv pool thread in turn, so under the
+ * peers workload (3000×2000 JPEG by URL to 800 px, and 640×427 to 320 px, 2 connections) the server peaked at
+ * 283–299 MB against 235 MB with 2 arenas, at the same CPU per image. One arena for the default 2 job slots peaked
+ * lower again (183–187 MB against 195–209 alone; in the peers run of 2026-11-27 with the semi-space below, 175 MB
+ * against ipx's 192), at the same CPU per image within the run's noise. Measured only at 2 job slots: more slots keep
+ * one arena per two so their threads do not queue on one lock. BENCHMARKS.md, "Memory".
  */
 export function mallocTunablesFor(env) {
-  return { 'glibc.malloc.arena_max': String(Math.max(2, positive(env.MAX_CONCURRENT_JOBS, 2))) };
+  return { 'glibc.malloc.arena_max': String(Math.ceil(positive(env.MAX_CONCURRENT_JOBS, 2) / 2)) };
 }
 
 /**
@@ -50,12 +52,15 @@ export function glibcTunablesFor(env) {
 }
 
 /**
- * V8's young generation, capped at 4 MB per semi-space (Node 20's default lets it grow to 16, and start-up alone
- * grows it there: 32 MB of the idle server's 75 MB heap). Under the peers workload the server peaked at 200 MB
- * against 221–246 MB without it, at the same CPU per image (8 scavenges per 200 small images instead of 1, each of
- * a few live objects). V8 reads it when it creates the heap, so only the start line can give it.
+ * V8's young generation, capped at 1 MB per semi-space (Node 20's default lets it grow to 16, and start-up alone
+ * grows it there: 32 MB of the idle server's 75 MB heap). A young ArrayBuffer's memory is freed only by a scavenge,
+ * and a fetched 2.4 MB source arrives in some 40 socket chunks, each its own ArrayBuffer: between scavenges they
+ * pile up outside the heap. Under the peers workload the server peaked at 200 MB with 4 MB (221–246 MB with the
+ * default), and the most ArrayBuffer memory alive at once fell from 39–44 MB at 4 MB to 15–17 MB at 1 MB, at the
+ * same CPU per image (a scavenge here holds a few live objects). V8 reads it when it creates the heap, so only the
+ * start line can give it.
  */
-export const SEMI_SPACE_FLAG = '--max-semi-space-size=4';
+export const SEMI_SPACE_FLAG = '--max-semi-space-size=1';
 
 /**
  * NODE_OPTIONS with SEMI_SPACE_FLAG added, or undefined when NODE_OPTIONS or `execArgv` (node's own arguments)

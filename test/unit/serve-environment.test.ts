@@ -12,7 +12,7 @@ import {
 } from '../../bin/serve-environment.js';
 import { warnOfMissingEnvironment } from '../../src/main.ts';
 
-const OURS = 'glibc.malloc.arena_max=2';
+const OURS = 'glibc.malloc.arena_max=1';
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
 test('serve environment: the pool has a thread per job slot and per fetch, plus two, within 4 and 1024', () => {
@@ -34,22 +34,23 @@ test('serve environment: an operator-set UV_THREADPOOL_SIZE of at least that siz
   );
 });
 
-test('serve environment: without GLIBC_TUNABLES serve needs a malloc arena per job slot, at least 2', () => {
+test('serve environment: without GLIBC_TUNABLES serve needs a malloc arena per two job slots', () => {
   assert.equal(glibcTunablesFor({}), OURS);
-  assert.deepEqual(mallocTunablesFor({ MAX_CONCURRENT_JOBS: '1' }), { 'glibc.malloc.arena_max': '2' });
-  assert.deepEqual(mallocTunablesFor({ MAX_CONCURRENT_JOBS: '8' }), { 'glibc.malloc.arena_max': '8' });
+  assert.deepEqual(mallocTunablesFor({ MAX_CONCURRENT_JOBS: '1' }), { 'glibc.malloc.arena_max': '1' });
+  assert.deepEqual(mallocTunablesFor({ MAX_CONCURRENT_JOBS: '3' }), { 'glibc.malloc.arena_max': '2' });
+  assert.deepEqual(mallocTunablesFor({ MAX_CONCURRENT_JOBS: '8' }), { 'glibc.malloc.arena_max': '4' });
 });
 
 test('serve environment: an operator-set GLIBC_TUNABLES keeps its own values, and lacks only the arena count it does not name', () => {
   assert.equal(glibcTunablesFor({ GLIBC_TUNABLES: 'glibc.pthread.rseq=0' }), `glibc.pthread.rseq=0:${OURS}`);
-  assert.equal(glibcTunablesFor({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=1' }), undefined);
+  assert.equal(glibcTunablesFor({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=3' }), undefined);
 });
 
 test("serve environment: NODE_OPTIONS gets V8's semi-space size unless it or node's own arguments name one", () => {
-  assert.equal(nodeOptionsFor({}), '--max-semi-space-size=4');
+  assert.equal(nodeOptionsFor({}), '--max-semi-space-size=1');
   assert.equal(
     nodeOptionsFor({ NODE_OPTIONS: '--enable-source-maps' }),
-    '--enable-source-maps --max-semi-space-size=4',
+    '--enable-source-maps --max-semi-space-size=1',
   );
   assert.equal(nodeOptionsFor({ NODE_OPTIONS: '--max-semi-space-size=16' }), undefined);
   assert.equal(nodeOptionsFor({}, ['--max-semi-space-size=2']), undefined);
@@ -59,14 +60,14 @@ test('serve environment: one warning per missing variable, naming it and the val
   const warnings: string[] = [];
   const log = { warn: (_fields: object, message: string) => warnings.push(message) };
   warnOfMissingEnvironment(log as never, { UV_THREADPOOL_SIZE: '8', GLIBC_TUNABLES: OURS }, [
-    '--max-semi-space-size=4',
+    '--max-semi-space-size=1',
   ]);
   assert.equal(warnings.length, 0);
   warnOfMissingEnvironment(log as never, { MAX_CONCURRENT_JOBS: '4' });
   assert.equal(warnings.length, 3);
   assert.match(warnings[0] as string, /UV_THREADPOOL_SIZE=10\b/);
-  assert.ok((warnings[1] as string).includes('GLIBC_TUNABLES=glibc.malloc.arena_max=4'));
-  assert.ok((warnings[2] as string).includes('NODE_OPTIONS=--max-semi-space-size=4'));
+  assert.ok((warnings[1] as string).includes('GLIBC_TUNABLES=glibc.malloc.arena_max=2'));
+  assert.ok((warnings[2] as string).includes('NODE_OPTIONS=--max-semi-space-size=1'));
 });
 
 test('serve environment: the Dockerfile, compose.yaml, npm start and the README start line set what serve needs', () => {
