@@ -30,8 +30,10 @@ export function threadPoolSizeFor(env) {
  * peers workload (3000×2000 JPEG by URL to 800 px, and 640×427 to 320 px, 2 connections) the server peaked at
  * 283–299 MB against 235 MB with 2 arenas, at the same CPU per image. One arena for the default 2 job slots peaked
  * lower again (183–187 MB against 195–209 alone; in the peers run of 2026-11-27 with the semi-space below, 175 MB
- * against ipx's 192), at the same CPU per image within the run's noise. Measured only at 2 job slots: more slots keep
- * one arena per two so their threads do not queue on one lock. BENCHMARKS.md, "Memory".
+ * against 209–217 with 2 arenas and 4 MB, and ipx's 190–192). Its CPU cost is not settled: on a machine loaded by
+ * other work a W1 upload's service/raw CPU was 1.26–1.42 with it and 1 MB against 1.17–1.29 before, runs of one
+ * setting spreading as wide. Measured only at 2 job slots: more slots keep one arena per two so their threads do not
+ * queue on one lock. BENCHMARKS.md, "Memory".
  */
 export function mallocTunablesFor(env) {
   return { 'glibc.malloc.arena_max': String(Math.ceil(positive(env.MAX_CONCURRENT_JOBS, 2) / 2)) };
@@ -56,9 +58,8 @@ export function glibcTunablesFor(env) {
  * grows it there: 32 MB of the idle server's 75 MB heap). A young ArrayBuffer's memory is freed only by a scavenge,
  * and a fetched 2.4 MB source arrives in some 40 socket chunks, each its own ArrayBuffer: between scavenges they
  * pile up outside the heap. Under the peers workload the server peaked at 200 MB with 4 MB (221–246 MB with the
- * default), and the most ArrayBuffer memory alive at once fell from 39–44 MB at 4 MB to 15–17 MB at 1 MB, at the
- * same CPU per image (a scavenge here holds a few live objects). V8 reads it when it creates the heap, so only the
- * start line can give it.
+ * default), and the most ArrayBuffer memory alive at once fell from 39–44 MB at 4 MB to 15–17 MB at 1 MB (CPU: with
+ * the arena count above). V8 reads it when it creates the heap, so only the start line can give it.
  */
 export const SEMI_SPACE_FLAG = '--max-semi-space-size=1';
 
