@@ -100,7 +100,7 @@ test('serve without UV_THREADPOOL_SIZE, GLIBC_TUNABLES and NODE_OPTIONS: it serv
     warnings.map((w) => [w.level, w.variable, w.recommended]),
     [
       [40, 'UV_THREADPOOL_SIZE', '14'],
-      [40, 'GLIBC_TUNABLES', 'glibc.malloc.arena_max=8'],
+      [40, 'GLIBC_TUNABLES', 'glibc.malloc.arena_max=4'],
       [40, 'NODE_OPTIONS', nodeOptionsFor({})],
     ],
   );
