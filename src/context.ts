@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createLimiter, createSharedLimiter, type Limiter, type SharedLimiter } from './limiter.ts';
+import { createInputBuffers, FIRST_BUFFER_CAP, type InputBuffers } from './input-buffers.ts';
 import {
   childMemoryLimitBytes,
   createIsolatedProcessor,
@@ -32,6 +33,8 @@ export interface AppContext {
   jobs: Limiter;
   /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance, shared fairly between accounts and free probes. */
   fetches: SharedLimiter;
+  /** Buffers of jobs' inputs (uploads, fetched bodies) kept for the next ones: one per job slot. */
+  inputBuffers: InputBuffers;
   /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
   fetcher: UrlFetcher;
   /** Quota refunds, kept and retried while the store is unavailable. */
@@ -101,6 +104,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     store,
     jobs,
     fetches,
+    inputBuffers: createInputBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP),
     fetcher,
     operations: operationsSchema(config.maxResizeDimension),
     mailer,

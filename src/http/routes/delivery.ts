@@ -354,21 +354,22 @@ async function processMiss(
         ctx,
         delivery.source,
         { holder: signer.accountId, free: false },
-        { checkUrl: (url) => checkAllowedOrigin(origins, url.href) },
+        { checkUrl: (url) => checkAllowedOrigin(origins, url.href), buffers: ctx.inputBuffers },
       ),
     );
     ctx.metrics.recordInputBytes('url', input.length);
     const operations = negotiated
       ? await negotiatedOperations(delivery.operations, negotiated, input, config)
       : delivery.operations;
-    // The result serves every later request of this key, so it is finished even when this client leaves.
+    // The result serves every later request of this key, so it is finished even when this client leaves. It is
+    // sharp's own output, never the fetched body, whose buffer is free once the job has stopped.
     const overlay = await overlayOf(ctx, signer.accountId, operations);
     const out = await runImageJob(
       ctx,
       input,
       operations,
       new AbortController().signal,
-      () => {},
+      () => ctx.inputBuffers.give(input),
       overlay?.image,
     );
     if (unit) {

@@ -11,7 +11,6 @@ import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageRequest } from '../image-request.ts';
-import { createInputBuffers, FIRST_BUFFER_CAP } from '../../input-buffers.ts';
 import { sourceBytes } from '../image-source.ts';
 import { settleWithResponse } from '../unit-settlement.ts';
 import { methodNotAllowed } from '../request-errors.ts';
@@ -182,8 +181,7 @@ export function imageSchema(operations: AppContext['operations']) {
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
-  // One buffer per job slot is enough for a steady stream of inputs; larger ones are not kept.
-  const inputs = createInputBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP);
+  const inputs = ctx.inputBuffers;
 
   app.post(
     '/v1/image',
