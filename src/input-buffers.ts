@@ -8,7 +8,8 @@
 // (2.4 MB JPEG to 800 px) took 20.5–21.5 ms of CPU per image with them and 21.3–22.6 ms without (+3.7 to +5.6 %
 // without, in four runs; main thread +0.25 ms), and the server's peak RSS was 287–295 MB with them and 316–334 MB
 // without (+27 to +40 MB): fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × 8 MiB) do
-// not.
+// not. Fetched bodies (POST url, delivery misses) held their socket chunks until a final concat: a small image by URL
+// (640×427 JPEG) paid 44 full mark-compacts in 6000 requests, none with the kept buffers (2026-11-27).
 //
 // Rule (must not regress): a buffer goes back to the pool (`give`) only through `runImageJob`'s `onStopped`, when the
 // job that read it has stopped (sharp settled, or the child answered or was killed), and an answer is always sharp's
