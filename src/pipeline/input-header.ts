@@ -14,6 +14,13 @@ export interface JpegStructure {
   width: number;
   height: number;
   progressive: boolean;
+  /** The frame's colour components: 1 grey, 3 colour, 4 CMYK or YCCK. */
+  components: number;
+  /**
+   * The EXIF orientation libvips reads from the one Exif segment before the first scan (1 without one);
+   * 'unclear' when more than one Exif segment or a malformed one leaves it to libexif's reading.
+   */
+  orientation: number | 'unclear';
   /** SOS markers found, counted up to MAX_JPEG_SCANS + 1. */
   scans: number;
 }
@@ -37,7 +44,10 @@ export function readJpegStructure(buf: Buffer): JpegStructure | undefined {
   return frame && { ...frame, scans };
 }
 
-/** The first frame header, the one readJpegStructure finds, read by walking the markers only as far as it. */
+/**
+ * The first frame header, the one readJpegStructure finds, read by walking the markers only as far as the first scan
+ * after it (the segments libjpeg reads before decoding).
+ */
 export function readJpegFrame(buf: Buffer): JpegFrame | undefined {
   return walkJpeg(buf, true).frame;
 }
@@ -49,9 +59,41 @@ export function jpegScanCount(buf: Buffer): number {
 
 type JpegFrame = Omit<JpegStructure, 'scans'>;
 
+const EXIF_HEADER = Buffer.from('Exif\0\0', 'latin1');
+const ORIENTATION_TAG = 0x0112;
+const SHORT = 3;
+
+/**
+ * The orientation in an Exif segment's payload (`start` at its "Exif\0\0", `end` past it): 1 without the tag, or
+ * 'unclear' for anything libexif might read otherwise (a TIFF header, directory or tag out of bounds or of another
+ * type, a value outside 1–8).
+ */
+function exifOrientation(buf: Buffer, start: number, end: number): number | 'unclear' {
+  const tiff = start + EXIF_HEADER.length;
+  const order = buf.toString('latin1', tiff, tiff + 2);
+  if (order !== 'II' && order !== 'MM') return 'unclear';
+  const le = order === 'II';
+  const u16 = (at: number) => (le ? buf.readUInt16LE(at) : buf.readUInt16BE(at));
+  const u32 = (at: number) => (le ? buf.readUInt32LE(at) : buf.readUInt32BE(at));
+  if (tiff + 8 > end || u16(tiff + 2) !== 42) return 'unclear';
+  const directory = tiff + u32(tiff + 4);
+  if (directory + 2 > end) return 'unclear';
+  const entries = u16(directory);
+  if (directory + 2 + entries * 12 > end) return 'unclear';
+  for (let i = 0; i < entries; i++) {
+    const entry = directory + 2 + i * 12;
+    if (u16(entry) !== ORIENTATION_TAG) continue;
+    const value = u16(entry + 8);
+    return u16(entry + 2) === SHORT && u32(entry + 4) === 1 && value >= 1 && value <= 8 ? value : 'unclear';
+  }
+  return 1;
+}
+
 function walkJpeg(buf: Buffer, untilFrame: boolean): { frame: JpegFrame | undefined; scans: number } {
-  let frame: JpegFrame | undefined;
+  let frame: Omit<JpegFrame, 'orientation'> | undefined;
   let scans = 0;
+  let exifSegments = 0;
+  let orientation: number | 'unclear' = 1;
   let at = 2;
   while (at + 4 <= buf.length && scans <= MAX_JPEG_SCANS) {
     if (buf[at] !== 0xff) {
@@ -72,22 +114,32 @@ function walkJpeg(buf: Buffer, untilFrame: boolean): { frame: JpegFrame | undefi
     }
     const length = buf.readUInt16BE(at + 2);
     if (length < 2) break;
-    if (isSof(marker) && frame === undefined && at + 9 <= buf.length) {
+    if (isSof(marker) && frame === undefined && at + 10 <= buf.length) {
       frame = {
         height: buf.readUInt16BE(at + 5),
         width: buf.readUInt16BE(at + 7),
         progressive: marker === 0xc2 || marker === 0xc6 || marker === 0xca || marker === 0xce,
+        components: buf[at + 9] ?? 0,
       };
-      if (untilFrame) break;
+    }
+    const end = Math.min(at + 2 + length, buf.length);
+    if (
+      marker === 0xe1 &&
+      scans === 0 &&
+      buf.subarray(at + 4, at + 4 + EXIF_HEADER.length).equals(EXIF_HEADER)
+    ) {
+      exifSegments++;
+      orientation = exifSegments > 1 ? 'unclear' : exifOrientation(buf, at + 4, end);
     }
     if (marker === 0xda) {
+      if (untilFrame && frame !== undefined) break;
       scans++;
       at = entropyEnd(buf, at + 2 + length);
       continue;
     }
     at += 2 + length;
   }
-  return { frame, scans };
+  return { frame: frame && { ...frame, orientation }, scans };
 }
 
 const SOS = Buffer.from([0xff, 0xda]);

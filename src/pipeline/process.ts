@@ -1,5 +1,5 @@
 // owns: turning input bytes + validated operations into output bytes with sharp, under the pixel cap and deadline.
-import sharp, { type SharpOptions } from 'sharp';
+import sharp, { type Metadata, type SharpOptions } from 'sharp';
 import { isApiError } from '../errors.ts';
 import {
   HEIC_NOT_DECODABLE,
@@ -13,6 +13,7 @@ import {
   hasTooManyJpegScans,
   MAX_JPEG_SCANS,
   readInputStructure,
+  readJpegFrame,
   type InputStructure,
 } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
@@ -155,6 +156,37 @@ async function trimRegion(
   };
 }
 
+/** What a job reads of its input's header before the pixels. */
+type InputHeader = Pick<
+  Metadata,
+  'format' | 'compression' | 'width' | 'height' | 'pages' | 'orientation' | 'hasAlpha' | 'space'
+>;
+
+/**
+ * A JPEG's header as metadata() reads it, from its markers, when they settle all a job reads: grey or colour (1 or 3
+ * components) and an orientation libexif reads alike. Undefined otherwise: libvips then reads the header.
+ *
+ * Why: metadata() is a native call on the main thread and a header pass on a pool thread. Skipping it cut the CPU of
+ * a 640×427 JPEG by URL to 320 px by 6 % (7.18 → 6.73 ms per image against metadata(), 9 alternating rounds; BENCHMARKS.md,
+ * "Small and large images by URL").
+ * Rule (must not regress): only a JPEG, only its markers' clear answers, and only for jobs that read nothing else of
+ * the header (a search or a placeholder reads its ICC profile, depth and channels through metadata()).
+ */
+function jpegHeader(input: Buffer): InputHeader | undefined {
+  const frame = readJpegFrame(input);
+  if (!frame || frame.orientation === 'unclear' || (frame.components !== 1 && frame.components !== 3)) {
+    return undefined;
+  }
+  return {
+    format: 'jpeg',
+    width: frame.width,
+    height: frame.height,
+    orientation: frame.orientation,
+    hasAlpha: false,
+    space: frame.components === 1 ? 'b-w' : 'srgb',
+  };
+}
+
 async function runPipeline(
   input: Buffer,
   requested: Operations,
@@ -167,7 +199,12 @@ async function runPipeline(
   const inputFormat = sniffImageFormat(input)!;
 
   const firstFrame = sharp(input, sharpInputOptions(limits.maxInputPixels));
-  const meta = await firstFrame.metadata();
+  const search = needsOutputSearch(requested);
+  const fromMarkers =
+    inputFormat === 'jpeg' && !search && requested.placeholder !== true ? jpegHeader(input) : undefined;
+  // A search or a placeholder never reads its header from the markers (jpegHeader's rule): it has libvips' whole one.
+  const libvipsMeta = fromMarkers ? undefined : await firstFrame.metadata();
+  const meta: InputHeader = fromMarkers ?? libvipsMeta!;
   if (!decodedAsSniffed(inputFormat, meta.format)) {
     throw unprocessableImage(`The file starts like ${inputFormat} but is not a ${inputFormat} image`);
   }
@@ -182,7 +219,6 @@ async function runPipeline(
       : requested.format;
   // An animated GIF or WebP written as WebP keeps every frame; anything else decodes the first frame only, and so
   // does a search for a quality or format (auto, max_bytes), which compares stills.
-  const search = needsOutputSearch(requested);
   const animated = !search && keepsFrames(inputFormat, meta.pages ?? 1, format);
   const frames = animated ? (meta.pages ?? 1) : 1;
   checkDecodeLimits({ width, height }, frames, limits);
@@ -238,22 +274,22 @@ async function runPipeline(
     );
   }
   image.autoOrient();
-  const throughIntermediate: SearchInput = {
+  const throughIntermediate = (): SearchInput => ({
     ...ctx,
     ...(trimmed && { trimmed }),
     inputBytes: input.length,
-    inputMeta: meta,
+    inputMeta: libvipsMeta!,
     // Every instance from the intermediate gets what is left of the one deadline, and none starts after it.
     open: (data, raw) =>
       sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
         seconds: secondsLeft(deadlineAt),
       }),
-  };
-  if (search) return { ...(await searchOutput(throughIntermediate)), frames: 1 };
+  });
+  if (search) return { ...(await searchOutput(throughIntermediate())), frames: 1 };
   if (ops.placeholder === true && !animated) {
     // The placeholder from the pixels before the encode: decoding the output again cost ~1.8 ms on W1, this ~0.6 ms
     // (BENCHMARKS.md, "Placeholder"). JPEG flattens alpha, which those pixels still have: such an output is decoded.
-    const kept = await encodeKeepingPixels(throughIntermediate, ctx.quality);
+    const kept = await encodeKeepingPixels(throughIntermediate(), ctx.quality);
     if (kept) {
       const { pixels, ...encoded } = kept;
       const flattened = encoded.format === 'jpeg' && pixels.channels === 4;

@@ -1,6 +1,7 @@
 // The cheap look before decoding: JPEG scan counts, sizes and frames, read without libvips.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import sharp from 'sharp';
 import type { InputFormat } from '../../src/pipeline/formats.ts';
 import {
@@ -12,14 +13,21 @@ import {
 } from '../../src/pipeline/input-header.ts';
 import { animatedImage, gifFrameBomb, lyingGif, webpFrameBomb } from '../helpers/animations.ts';
 import { progressiveScanBomb, tiffBomb, webpExtendedBomb, webpLosslessBomb } from '../helpers/bombs.ts';
-import { corpus } from '../helpers/corpus.ts';
+import { corpus, CORPUS_DIR } from '../helpers/corpus.ts';
 
 const photo = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: '#468' } });
 
 test('JPEG scans: encoders write 1 (baseline) to about 10 (progressive) scans, far under the limit', async () => {
   const baseline = readJpegStructure(await photo(64, 48).jpeg().toBuffer());
-  assert.deepEqual(baseline, { width: 64, height: 48, progressive: false, scans: 1 });
+  assert.deepEqual(baseline, {
+    width: 64,
+    height: 48,
+    progressive: false,
+    components: 3,
+    orientation: 1,
+    scans: 1,
+  });
   for (const options of [{ progressive: true }, { progressive: true, mozjpeg: true }]) {
     const progressive = readJpegStructure(await photo(64, 48).jpeg(options).toBuffer());
     assert.equal(progressive?.progressive, true);
@@ -107,8 +115,9 @@ test('JPEG frame: read as far as the first frame header, the one the whole walk 
     oneScan.subarray(2, frameEnd),
     oneScan.subarray(-2),
   ]);
-  assert.deepEqual(readJpegStructure(scanFirst), { width: 64, height: 48, progressive: false, scans: 1 });
-  assert.deepEqual(readJpegFrame(scanFirst), { width: 64, height: 48, progressive: false });
+  const frame = { width: 64, height: 48, progressive: false, components: 1, orientation: 1 };
+  assert.deepEqual(readJpegStructure(scanFirst), { ...frame, scans: 1 });
+  assert.deepEqual(readJpegFrame(scanFirst), frame);
   assert.equal(readJpegFrame(Buffer.concat([oneScan.subarray(0, 2), oneScan.subarray(frameEnd)])), undefined);
 });
 
@@ -164,4 +173,55 @@ test('structure: a file cut short or with bytes after its end is not readable (i
   const cut = readInputStructure(gif.subarray(0, gif.length - 30), 'gif');
   assert.equal(cut?.readable, false);
   assert.equal(cut?.frames, 3, 'the frames found before the cut still count');
+});
+
+test('JPEG header: size, components and orientation read from the markers agree with libvips on every corpus JPEG', async () => {
+  const jpegs = readdirSync(CORPUS_DIR).filter((name) => name.endsWith('.jpg') && !name.includes('bomb'));
+  const clear: number[] = [];
+  for (const name of jpegs) {
+    const frame = readJpegFrame(corpus(name));
+    const meta = await sharp(corpus(name))
+      .metadata()
+      .catch(() => undefined);
+    if (!frame || !meta) continue;
+    assert.equal(frame.width, meta.width, name);
+    assert.equal(frame.height, meta.height, name);
+    assert.equal(frame.components === 1 ? 'b-w' : frame.components === 4 ? 'cmyk' : 'srgb', meta.space, name);
+    if (frame.orientation === 'unclear') continue;
+    assert.equal(frame.orientation, meta.orientation ?? 1, name);
+    clear.push(frame.orientation);
+  }
+  for (let orientation = 1; orientation <= 8; orientation++) {
+    assert.ok(
+      clear.includes(orientation),
+      `a corpus JPEG of orientation ${orientation} read from its markers`,
+    );
+  }
+});
+
+/** An Exif segment whose first directory holds one entry: `tag` of `type`, `count` and `value`, little-endian. */
+function exifSegment({ tag = 0x0112, type = 3, count = 1, value = 6, entries = 1 } = {}): Buffer {
+  const tiff = Buffer.alloc(8 + 2 + 12);
+  tiff.write('II', 0, 'latin1');
+  tiff.writeUInt16LE(42, 2);
+  tiff.writeUInt32LE(8, 4);
+  tiff.writeUInt16LE(entries, 8);
+  tiff.writeUInt16LE(tag, 10);
+  tiff.writeUInt16LE(type, 12);
+  tiff.writeUInt32LE(count, 14);
+  tiff.writeUInt16LE(value, 18);
+  return segment(0xe1, [...Buffer.from('Exif\0\0', 'latin1'), ...tiff]);
+}
+
+test('JPEG header: a second Exif segment, an orientation of another type, count or range, or a cut directory leave the orientation to libvips', () => {
+  const orientation = (...before: Buffer[]) => readJpegFrame(markerJpeg(1, { before }))?.orientation;
+  assert.equal(orientation(), 1, 'no Exif');
+  assert.equal(orientation(exifSegment()), 6);
+  assert.equal(orientation(exifSegment({ tag: 0x010f })), 1, 'Exif without the tag');
+  assert.equal(orientation(exifSegment(), exifSegment()), 'unclear');
+  assert.equal(orientation(exifSegment({ type: 4 })), 'unclear');
+  assert.equal(orientation(exifSegment({ count: 2 })), 'unclear');
+  assert.equal(orientation(exifSegment({ value: 9 })), 'unclear');
+  assert.equal(orientation(exifSegment({ value: 0 })), 'unclear');
+  assert.equal(orientation(exifSegment({ entries: 40 })), 'unclear');
 });
