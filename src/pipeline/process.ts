@@ -34,6 +34,15 @@ import { placeholderOfImage, placeholderOfPixels, type Placeholder } from './pla
 import { invalidOperations } from './errors.ts';
 import type { Region, SourceInfo } from './steps.ts';
 
+/**
+ * libvips' operation cache is off for this process: every job is a new image, so the cache (sharp's default: 100
+ * operations, 50 MB) never answers one and only holds the pixels of past jobs and takes a lock on every operation.
+ * Why: off, a 640×427 JPEG by URL to 320 px cost 6 % less CPU (7.38 → 6.93 ms per image, 9 alternating rounds), and
+ * the large and small images by URL peaked no higher (167–176 MB against 167–180; BENCHMARKS.md, "Memory").
+ * Rule (must not regress): nothing in the service may rely on a cached libvips result.
+ */
+sharp.cache(false);
+
 export interface ProcessLimits {
   maxInputPixels: number;
   processTimeoutMs: number;

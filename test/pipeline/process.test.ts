@@ -244,3 +244,9 @@ test('process_timeout: the deadline answers 422, and the work stops', async () =
   for (let i = 0; i < 100 && !settled; i++) await new Promise((r) => setTimeout(r, 100));
   assert.ok(settled, 'libvips work stopped');
 });
+
+test("libvips' operation cache is off: a finished job leaves no operation or pixels cached", async () => {
+  await run('Landscape_1.jpg', { resize: { w: 200 }, format: 'webp' });
+  const { items, memory } = sharp.cache();
+  assert.deepEqual({ items: items.current, memory: memory.current }, { items: 0, memory: 0 });
+});
