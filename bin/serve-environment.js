@@ -30,10 +30,10 @@ export function threadPoolSizeFor(env) {
  * peers workload (3000×2000 JPEG by URL to 800 px, and 640×427 to 320 px, 2 connections) the server peaked at
  * 283–299 MB against 235 MB with 2 arenas, at the same CPU per image. One arena for the default 2 job slots peaked
  * lower again (183–187 MB against 195–209 alone; in the peers run of 2026-11-27 with the semi-space below, 175 MB
- * against 209–217 with 2 arenas and 4 MB, and ipx's 190–192). Its CPU cost is not settled: on a machine loaded by
- * other work a W1 upload's service/raw CPU was 1.26–1.42 with it and 1 MB against 1.17–1.29 before, runs of one
- * setting spreading as wide. Measured only at 2 job slots: more slots keep one arena per two so their threads do not
- * queue on one lock. BENCHMARKS.md, "Memory".
+ * against 209–217 with 2 arenas and 4 MB, and ipx's 190–192). Its CPU is within 1 % of two arenas' now that
+ * libvips' operation cache is off (src/pipeline/process.ts): a small image by URL 6.68 against 6.70 ms, 9 alternating
+ * rounds; with the cache on, one arena cost 4–7 % more. Measured only at 2 job slots: more slots keep one arena per
+ * two so their threads do not queue on one lock. BENCHMARKS.md, "Memory".
  */
 export function mallocTunablesFor(env) {
   return { 'glibc.malloc.arena_max': String(Math.ceil(positive(env.MAX_CONCURRENT_JOBS, 2) / 2)) };
