@@ -176,8 +176,8 @@ type InputHeader = Pick<
  * components) and an orientation libexif reads alike. Undefined otherwise: libvips then reads the header.
  *
  * Why: metadata() is a native call on the main thread and a header pass on a pool thread. Skipping it cut the CPU of
- * a 640×427 JPEG by URL to 320 px by 6 % (7.18 → 6.73 ms per image against metadata(), 9 alternating rounds; BENCHMARKS.md,
- * "Small and large images by URL").
+ * a 640×427 JPEG by URL to 320 px by 6 % (7.18 → 6.73 ms per image against metadata(), 9 alternating rounds;
+ * BENCHMARKS.md, "Against the peers").
  * Rule (must not regress): only a JPEG, only its markers' clear answers, and only for jobs that read nothing else of
  * the header (a search or a placeholder reads its ICC profile, depth and channels through metadata()).
  */

@@ -181,7 +181,6 @@ export function imageSchema(operations: AppContext['operations']) {
 
 export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const { config } = ctx;
-  const inputs = ctx.inputBuffers;
 
   app.post(
     '/v1/image',
@@ -199,14 +198,14 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
           request,
           ctx.operations,
           config.maxUploadBytes,
-          inputs,
+          ctx.inputBuffers,
         );
         const overlay = await overlayOf(ctx, accountOf(request).accountId, operations);
         const input = await sourceBytes(
           ctx,
           source,
           { holder: accountOf(request).accountId, free: false },
-          inputs,
+          ctx.inputBuffers,
         );
         ctx.metrics.recordInputBytes(source.kind, input.length);
         // The answer is sharp's own output, never the input (upload or fetched body), so the input's buffer is free
@@ -216,7 +215,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
           input,
           operations,
           response.clientGone,
-          () => inputs.give(input),
+          () => ctx.inputBuffers.give(input),
           overlay?.image,
         );
         reply.outputFormat = out.format;
