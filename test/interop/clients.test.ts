@@ -1,6 +1,8 @@
 // Real HTTP clients against a real server: curl, Python requests, Node fetch, undici with a streamed body and
 // Chromium's FormData. Each sends the upload form and the url form and must get the image it asked for.
 // A client that is not installed makes its cases skip with a message (.ci/run installs them from Debian).
+// Each client call has its own deadline (CLIENT_TIMEOUT_MS): a client that hangs fails its test under its own name
+// within seconds, rather than holding the file until the runner's backstop cancels it with no name at all.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -15,14 +17,19 @@ import { chromium } from 'playwright-core';
 import { startTestServer } from '../helpers/app.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 
-const run = promisify(execFile);
+const CLIENT_TIMEOUT_MS = 30_000;
+const execFileAsync = promisify(execFile);
+/** Runs a client program; past CLIENT_TIMEOUT_MS it is killed and the call fails naming the command. */
+const run = (command: string, args: string[]) =>
+  execFileAsync(command, args, { timeout: CLIENT_TIMEOUT_MS, killSignal: 'SIGKILL' });
 const OPERATIONS = { resize: { w: 50 }, format: 'webp' };
 const OPERATIONS_TEXT = JSON.stringify(OPERATIONS);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/** Whether `command args` runs and succeeds; one that does not finish within CLIENT_TIMEOUT_MS counts as missing. */
 function installed(command: string, args: string[]): boolean {
   try {
-    execFileSync(command, args, { stdio: 'ignore' });
+    execFileSync(command, args, { stdio: 'ignore', timeout: CLIENT_TIMEOUT_MS, killSignal: 'SIGKILL' });
     return true;
   } catch {
     return false;
@@ -164,7 +171,12 @@ test('interop: Node fetch with FormData (operations as a string and as an applic
     return form;
   });
   for (const body of forms) {
-    const res = await fetch(`${f.url}/v1/image`, { method: 'POST', headers: auth, body });
+    const res = await fetch(`${f.url}/v1/image`, {
+      method: 'POST',
+      headers: auth,
+      body,
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
     assert.equal(res.status, 200, await res.clone().text());
     await assertAskedImage(Buffer.from(await res.arrayBuffer()), 'fetch FormData');
   }
@@ -172,6 +184,7 @@ test('interop: Node fetch with FormData (operations as a string and as an applic
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
     body: JSON.stringify({ url: f.imageUrl, operations: OPERATIONS }),
+    signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
   });
   assert.equal(res.status, 200);
   await assertAskedImage(Buffer.from(await res.arrayBuffer()), 'fetch url form');
@@ -205,6 +218,7 @@ test('interop: undici with a streamed body (multipart upload and JSON url form)'
       method: 'POST',
       headers: { authorization: `Bearer ${f.key}`, 'content-type': type },
       body: streamed(bytes),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
     });
     const body = Buffer.from(await res.body.arrayBuffer());
     assert.equal(res.statusCode, 200, body.toString('utf8').slice(0, 300));
@@ -219,12 +233,17 @@ test("interop: Chromium's FormData and fetch through playwright-core", async (t)
     );
   }
   const f = await fixture(t);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    timeout: CLIENT_TIMEOUT_MS,
+  });
   t.after(() => browser.close());
   const page = await browser.newPage();
+  page.setDefaultTimeout(CLIENT_TIMEOUT_MS);
   await page.goto(`${f.url}/pricing`);
   const answers = await page.evaluate(
-    async ({ key, photo, ops, imageUrl }) => {
+    async ({ key, photo, ops, imageUrl, timeoutMs }) => {
       const bytes = Uint8Array.from(atob(photo), (c) => c.charCodeAt(0));
       const auth = { Authorization: `Bearer ${key}` };
       const upload = new FormData();
@@ -235,7 +254,12 @@ test("interop: Chromium's FormData and fetch through playwright-core", async (t)
       byUrl.append('operations', new Blob([ops], { type: 'application/json' }));
       const out = [];
       for (const body of [upload, byUrl]) {
-        const res = await fetch('/v1/image', { method: 'POST', headers: auth, body });
+        const res = await fetch('/v1/image', {
+          method: 'POST',
+          headers: auth,
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
         const buf = new Uint8Array(await res.arrayBuffer());
         let binary = '';
         for (const b of buf) binary += String.fromCharCode(b);
@@ -248,6 +272,7 @@ test("interop: Chromium's FormData and fetch through playwright-core", async (t)
       photo: readFileSync(f.photo).toString('base64'),
       ops: OPERATIONS_TEXT,
       imageUrl: f.imageUrl,
+      timeoutMs: CLIENT_TIMEOUT_MS,
     },
   );
   for (const [i, answer] of answers.entries()) {
