@@ -13,13 +13,13 @@ FROM node:20-slim
 
 WORKDIR /app
 # Read by libuv and glibc before the server's code runs, so set here (bin/serve-environment.js; README, "Starting the
-# server"): a thread per job slot and per fetch plus two, and a malloc arena per two job slots, for the defaults (raise
-# both with MAX_CONCURRENT_JOBS); V8's young generation at 1 MB per semi-space.
+# server"): a thread per job slot plus two, and a malloc arena per two job slots, for the defaults (raise both with
+# MAX_CONCURRENT_JOBS); V8's young generation at 1 MB per semi-space.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data \
-    UV_THREADPOOL_SIZE=8 \
+    UV_THREADPOOL_SIZE=4 \
     GLIBC_TUNABLES=glibc.malloc.arena_max=1 \
     NODE_OPTIONS=--max-semi-space-size=1
 

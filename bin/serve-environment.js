@@ -14,14 +14,15 @@ const positive = (value, fallback) => {
 };
 
 /**
- * The thread pool `serve` needs: one thread per image job (sharp runs each on a pool thread), one per concurrent
- * fetch (its DNS lookup), and two for file and crypto work; never below libuv's default of 4, never above its
- * limit of 1024.
+ * The thread pool `serve` needs: one thread per image job (sharp runs each on a pool thread) and two for file,
+ * decompression and one-label name lookups; never below libuv's default of 4, never above its limit of 1024.
+ * Fetches need none: their names are resolved on the event loop (src/fetch/host-resolver.ts). Each thread more costs
+ * CPU: libuv hands a job to whichever idle thread wakes, so jobs land on colder threads (a small image by URL cost
+ * 5 % more CPU with 8 threads than with 4, BENCHMARKS.md "Against the peers").
  */
 export function threadPoolSizeFor(env) {
   const jobs = positive(env.MAX_CONCURRENT_JOBS, 2);
-  const fetches = positive(env.MAX_CONCURRENT_FETCHES, 4);
-  return Math.min(1024, Math.max(4, jobs + fetches + 2));
+  return Math.min(1024, Math.max(4, jobs + 2));
 }
 
 /**

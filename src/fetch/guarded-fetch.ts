@@ -3,13 +3,8 @@ import type { ConnectionOptions } from 'node:tls';
 import type { Config } from '../config.ts';
 import type { SharedLimiter, SlotClaim } from '../limiter.ts';
 import { apiError, ApiError, isApiError } from '../errors.ts';
-import {
-  dialHostname,
-  createPinnedPools,
-  pinAddress,
-  systemResolver,
-  type HostResolver,
-} from './pinned-agent.ts';
+import { createSystemResolver, type HostResolver } from './host-resolver.ts';
+import { dialHostname, createPinnedPools, pinAddress } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
 import { fetchBusy, fetchFailed, fetchTimeout, LOCAL_SOURCE_HINT, tooManyRedirects } from './errors.ts';
@@ -83,7 +78,7 @@ function single(value: string | string[] | undefined): string | undefined {
 }
 
 export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions = {}): UrlFetcher {
-  const resolve = options.resolve ?? systemResolver;
+  const resolve = options.resolve ?? createSystemResolver();
   const allowCidrs = config.fetchAllowCidrs;
   const timeoutMs = config.fetchTimeoutMs;
   const cap = config.maxFetchBytes;
@@ -103,7 +98,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   ): Promise<HopResult> {
     const where = url.host;
     try {
-      const address = await pinAddress(dialHostname(url), resolve, allowCidrs);
+      const address = await pinAddress(dialHostname(url), resolve, allowCidrs, signal);
       const res = await pools.forAddress(url, address).request({
         path: `${url.pathname}${url.search}`,
         method: 'GET',

@@ -1,22 +1,11 @@
 // Connections only to checked addresses: each hop's host is resolved once and every answer checked (pinAddress),
 // then the request goes over a keep-alive pool that dials that one checked IP and nothing else.
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { buildConnector, Pool } from 'undici';
 import { blockedAddressReason } from './address-policy.ts';
 import { blockedUrl, fetchFailed } from './errors.ts';
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
-/** Resolves a DNS name to all its A and AAAA answers. Injectable so tests can play a rebinding DNS server. */
-export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
-
-/** getaddrinfo (A and AAAA, /etc/hosts honoured), in the order the system returns them. */
-export const systemResolver: HostResolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
+import type { HostResolver, ResolvedAddress } from './host-resolver.ts';
 
 /** Turns a failed lookup into fetch_failed naming the DNS failure. */
 function dnsFailure(hostname: string, err: unknown) {
@@ -24,21 +13,34 @@ function dnsFailure(hostname: string, err: unknown) {
   return fetchFailed(`DNS lookup of ${hostname} failed (${code})`, err);
 }
 
+/** `promise`, or its reason as soon as `signal` aborts: a lookup past the fetch's deadline no longer holds it. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /**
  * The single address a connection to `hostname` may use: a literal is checked as it is; a name is
  * resolved exactly once and every answer is checked, so a resolver that mixes a public and a private
- * answer (or changes its answer later) can never steer the socket to the private one.
+ * answer (or changes its answer later) can never steer the socket to the private one. When `signal` aborts
+ * first, its reason is thrown (the caller's deadline), not a DNS failure.
  */
 export async function pinAddress(
   hostname: string,
   resolve: HostResolver,
   allowCidrs: readonly string[],
+  signal: AbortSignal,
 ): Promise<string> {
   const answers = isIP(hostname) ? [{ address: hostname, family: isIP(hostname) }] : [];
   if (answers.length === 0) {
     try {
-      answers.push(...(await resolve(hostname)));
+      answers.push(...(await untilAborted(resolve(hostname), signal)));
     } catch (err) {
+      if (signal.aborted) throw err;
       throw dnsFailure(hostname, err);
     }
     if (answers.length === 0) throw dnsFailure(hostname, undefined);

@@ -4,7 +4,7 @@ import net from 'node:net';
 import sharp from 'sharp';
 import type { FastifyInstance } from 'fastify';
 import { createUrlFetcher } from '../../src/fetch/guarded-fetch.ts';
-import type { HostResolver } from '../../src/fetch/pinned-agent.ts';
+import type { HostResolver } from '../../src/fetch/host-resolver.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { multipartBody } from '../helpers/multipart.ts';

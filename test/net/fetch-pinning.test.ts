@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import type { FastifyInstance } from 'fastify';
 import { createUrlFetcher } from '../../src/fetch/guarded-fetch.ts';
-import type { HostResolver, ResolvedAddress } from '../../src/fetch/pinned-agent.ts';
+import type { HostResolver, ResolvedAddress } from '../../src/fetch/host-resolver.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import {

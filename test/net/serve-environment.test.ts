@@ -99,7 +99,7 @@ test('serve without UV_THREADPOOL_SIZE, GLIBC_TUNABLES and NODE_OPTIONS: it serv
   assert.deepEqual(
     warnings.map((w) => [w.level, w.variable, w.recommended]),
     [
-      [40, 'UV_THREADPOOL_SIZE', '14'],
+      [40, 'UV_THREADPOOL_SIZE', '10'],
       [40, 'GLIBC_TUNABLES', 'glibc.malloc.arena_max=4'],
       [40, 'NODE_OPTIONS', nodeOptionsFor({})],
     ],

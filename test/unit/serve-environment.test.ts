@@ -15,9 +15,10 @@ import { warnOfMissingEnvironment } from '../../src/main.ts';
 const OURS = 'glibc.malloc.arena_max=1';
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
-test('serve environment: the pool has a thread per job slot and per fetch, plus two, within 4 and 1024', () => {
-  assert.equal(threadPoolSizeFor({ MAX_CONCURRENT_JOBS: '8', MAX_CONCURRENT_FETCHES: '4' }), 14);
-  assert.equal(threadPoolSizeFor({}), 8);
+test('serve environment: the pool has a thread per job slot, plus two, within 4 and 1024; fetches need none', () => {
+  assert.equal(threadPoolSizeFor({ MAX_CONCURRENT_JOBS: '8', MAX_CONCURRENT_FETCHES: '4' }), 10);
+  assert.equal(threadPoolSizeFor({}), 4);
+  assert.equal(threadPoolSizeFor({ MAX_CONCURRENT_FETCHES: '64' }), 4);
   assert.equal(threadPoolSizeFor({ MAX_CONCURRENT_JOBS: '1', MAX_CONCURRENT_FETCHES: '1' }), 4);
   assert.equal(threadPoolSizeFor({ MAX_CONCURRENT_JOBS: '2000' }), 1024);
 });
@@ -30,7 +31,7 @@ test('serve environment: an operator-set UV_THREADPOOL_SIZE of at least that siz
   assert.equal(
     serveEnvironmentFor({ UV_THREADPOOL_SIZE: '8', MAX_CONCURRENT_JOBS: '8', GLIBC_TUNABLES: OURS })
       .UV_THREADPOOL_SIZE,
-    '14',
+    '10',
   );
 });
 
@@ -65,7 +66,7 @@ test('serve environment: one warning per missing variable, naming it and the val
   assert.equal(warnings.length, 0);
   warnOfMissingEnvironment(log as never, { MAX_CONCURRENT_JOBS: '4' });
   assert.equal(warnings.length, 3);
-  assert.match(warnings[0] as string, /UV_THREADPOOL_SIZE=10\b/);
+  assert.match(warnings[0] as string, /UV_THREADPOOL_SIZE=6\b/);
   assert.ok((warnings[1] as string).includes('GLIBC_TUNABLES=glibc.malloc.arena_max=2'));
   assert.ok((warnings[2] as string).includes('NODE_OPTIONS=--max-semi-space-size=1'));
 });
