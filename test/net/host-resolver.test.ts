@@ -8,6 +8,7 @@ import { lookup } from 'node:dns/promises';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { createUrlFetcher } from '../../src/fetch/guarded-fetch.ts';
 import { createSystemResolver } from '../../src/fetch/host-resolver.ts';
 import { buildTestApp } from '../helpers/app.ts';
@@ -21,6 +22,10 @@ function hostsFile(t: TestContext, text: string): string {
   const path = join(dir, 'hosts');
   writeFileSync(path, text);
   return path;
+}
+
+function postUrl(app: FastifyInstance, auth: Record<string, string>, url: string) {
+  return app.inject({ method: 'POST', url: '/v1/image', headers: auth, payload: { url, operations: {} } });
 }
 
 test('resolver: a dotted name is asked of DNS for A and AAAA, IPv4 answers first', async (t) => {
@@ -84,13 +89,7 @@ test('DNS pinning through a real DNS server: an A answer that is allowed and an 
   });
   const resolve = createSystemResolver({ hostsPath: hostsFile(t, ''), servers: [dns.address] });
   ctx.fetcher = createUrlFetcher(ctx.config, { resolve });
-  const post = (host: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/v1/image',
-      headers: auth,
-      payload: { url: `http://${host}:${origin.port}/a.jpg`, operations: {} },
-    });
+  const post = (host: string) => postUrl(app, auth, `http://${host}:${origin.port}/a.jpg`);
   const allowed = await post('images.test');
   assert.equal(allowed.statusCode, 200, allowed.body);
   const mixed = await post('mixed.test');
@@ -109,13 +108,7 @@ test('fetch_timeout: a DNS server that never answers ends the fetch at FETCH_TIM
   const dns = await startDnsServer(t, { 'slow.test': 'silent', 'images.test': { A: ['127.0.0.1'] } });
   const resolve = createSystemResolver({ hostsPath: hostsFile(t, ''), servers: [dns.address] });
   ctx.fetcher = createUrlFetcher(ctx.config, { resolve });
-  const post = (host: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/v1/image',
-      headers: auth,
-      payload: { url: `http://${host}:${origin.port}/a.jpg`, operations: {} },
-    });
+  const post = (host: string) => postUrl(app, auth, `http://${host}:${origin.port}/a.jpg`);
   const slow = await post('slow.test');
   assert.equal(slow.statusCode, 400, slow.body);
   assert.equal(slow.json().error.code, 'fetch_timeout');
