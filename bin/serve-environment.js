@@ -18,7 +18,7 @@ const positive = (value, fallback) => {
  * decompression and one-label name lookups; never below libuv's default of 4, never above its limit of 1024.
  * Fetches need none: their names are resolved on the event loop (src/fetch/host-resolver.ts). Each thread more costs
  * CPU: libuv hands a job to whichever idle thread wakes, so jobs land on colder threads (a small image by URL cost
- * 5 % more CPU with 8 threads than with 4, BENCHMARKS.md "Against the peers").
+ * 5–6 % more CPU with 8 threads than with 4 in three A/B runs, BENCHMARKS.md "Against the peers").
  */
 export function threadPoolSizeFor(env) {
   const jobs = positive(env.MAX_CONCURRENT_JOBS, 2);
