@@ -3,6 +3,17 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+
+/** POST /v1/image with a url source (JSON form), in-process through `app.inject`. */
+export function postUrl(
+  app: FastifyInstance,
+  auth: Record<string, string>,
+  url: string,
+  operations: unknown = {},
+) {
+  return app.inject({ method: 'POST', url: '/v1/image', headers: auth, payload: { url, operations } });
+}
 
 export type OriginHandler = (req: IncomingMessage, res: ServerResponse) => void;
 

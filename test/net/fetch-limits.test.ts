@@ -4,16 +4,11 @@ import { EventEmitter, once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import sharp from 'sharp';
-import type { FastifyInstance } from 'fastify';
 import { buildTestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
-import { sendImage, startOrigin } from '../helpers/origin-server.ts';
+import { sendImage, startOrigin, postUrl } from '../helpers/origin-server.ts';
 
 const LOOPBACK_ALLOWED = { FETCH_ALLOW_CIDRS: '127.0.0.0/8' };
-
-function postUrl(app: FastifyInstance, auth: Record<string, string>, url: string) {
-  return app.inject({ method: 'POST', url: '/v1/image', headers: auth, payload: { url, operations: {} } });
-}
 
 test('fetch_timeout: an origin that never sends its headers is 400 fetch_timeout', async (t) => {
   const { app, auth } = await buildTestApp(t, { ...LOOPBACK_ALLOWED, FETCH_TIMEOUT_MS: '300' });

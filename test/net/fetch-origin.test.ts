@@ -2,21 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import sharp from 'sharp';
-import type { FastifyInstance } from 'fastify';
 import { createUrlFetcher } from '../../src/fetch/guarded-fetch.ts';
 import type { HostResolver } from '../../src/fetch/host-resolver.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { multipartBody } from '../helpers/multipart.ts';
-import { sendImage, startOrigin } from '../helpers/origin-server.ts';
+import { sendImage, startOrigin, postUrl } from '../helpers/origin-server.ts';
 
 // Loopback origins are reachable only because this instance exempts 127.0.0.0/8.
 const LOOPBACK_ALLOWED = { FETCH_ALLOW_CIDRS: '127.0.0.0/8' };
 const VERSION = (await import('../../package.json', { with: { type: 'json' } })).default.version;
-
-function postUrl(app: FastifyInstance, auth: Record<string, string>, url: string, operations: unknown = {}) {
-  return app.inject({ method: 'POST', url: '/v1/image', headers: auth, payload: { url, operations } });
-}
 
 test('url source: the fetched image goes through the pipeline (200, Content-Type and X-Service headers)', async (t) => {
   const { app, auth } = await buildTestApp(t, LOOPBACK_ALLOWED);

@@ -2,7 +2,6 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
-import type { FastifyInstance } from 'fastify';
 import { createUrlFetcher } from '../../src/fetch/guarded-fetch.ts';
 import type { HostResolver, ResolvedAddress } from '../../src/fetch/host-resolver.ts';
 import { buildTestApp } from '../helpers/app.ts';
@@ -13,6 +12,7 @@ import {
   startTrap,
   type OriginHandler,
   type OriginOptions,
+  postUrl,
 } from '../helpers/origin-server.ts';
 
 // 127.0.0.2 plays the public address (the only exempt one); 127.0.0.1 plays the internal target.
@@ -44,10 +44,6 @@ function scriptedResolver(...answers: ResolvedAddress[][]) {
     return answers[Math.min(questions.length, answers.length) - 1] as ResolvedAddress[];
   };
   return { resolve, questions };
-}
-
-function postUrl(app: FastifyInstance, auth: Record<string, string>, url: string) {
-  return app.inject({ method: 'POST', url: '/v1/image', headers: auth, payload: { url, operations: {} } });
 }
 
 test('DNS pinning: a rebinding resolver (public first, 127.0.0.1 second) never produces a connection to 127.0.0.1', async (t) => {

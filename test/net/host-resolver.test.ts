@@ -8,13 +8,12 @@ import { lookup } from 'node:dns/promises';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { createUrlFetcher } from '../../src/fetch/guarded-fetch.ts';
 import { createSystemResolver } from '../../src/fetch/host-resolver.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { startDnsServer } from '../helpers/dns-server.ts';
-import { sendImage, startOrigin } from '../helpers/origin-server.ts';
+import { sendImage, startOrigin, postUrl } from '../helpers/origin-server.ts';
 
 function hostsFile(t: TestContext, text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-hosts-'));
@@ -22,10 +21,6 @@ function hostsFile(t: TestContext, text: string): string {
   const path = join(dir, 'hosts');
   writeFileSync(path, text);
   return path;
-}
-
-function postUrl(app: FastifyInstance, auth: Record<string, string>, url: string) {
-  return app.inject({ method: 'POST', url: '/v1/image', headers: auth, payload: { url, operations: {} } });
 }
 
 test('resolver: a dotted name is asked of DNS for A and AAAA, IPv4 answers first', async (t) => {
