@@ -1,10 +1,12 @@
-// owns: the floor server: node:http + busboy + one sharp call with the service's pipeline settings, nothing else.
-// Started by bench/floor.ts as a child process (FLOOR_PORT); no auth, no store, no logging, no metrics. FLOOR_LAYERS
-// (a comma list) starts a variant with some of the service's layers instead (bench/floor-layers.ts).
+// owns: the floor server: node:http + busboy (an upload) or undici (a url) + one sharp call, nothing else.
+// Started by bench/floor.ts and bench/small-url.ts as a child process (FLOOR_PORT); no auth, no store, no logging, no
+// metrics, no SSRF guard. FLOOR_LAYERS (a comma list) starts a variant with some of the service's layers instead
+// (bench/floor-layers.ts).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Pool } from 'undici';
 import type { Operations } from '../src/pipeline/operations.ts';
 import { startLayeredServer, type Layer } from './floor-layers.ts';
-import { floorLimits, readUploadPlain, replayOr, sharpOnce } from './floor-sharp.ts';
+import { floorLimits, readUploadPlain, replayOr, resizeToWidth, sharpOnce } from './floor-sharp.ts';
 
 function answerError(res: ServerResponse, err: unknown): void {
   if (res.headersSent) {
@@ -26,7 +28,39 @@ async function handleImage(
   res.end(out.data);
 }
 
-/** Serves POST /v1/image and GET /healthz on 127.0.0.1:port. */
+/** Keep-alive connections per origin, as the service keeps them. */
+const pools = new Map<string, Pool>();
+
+async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A JSON `{ url, operations: { resize: { w }, quality } }`: the url fetched over a kept connection, then raw sharp's
+ * own call (resize to that width, JPEG at that quality): what serving an image by URL costs with nothing else.
+ */
+async function handleUrl(req: IncomingMessage, res: ServerResponse, limits: ReturnType<typeof floorLimits>) {
+  const body = JSON.parse((await readAll(req)).toString()) as {
+    url: string;
+    operations: { resize: { w: number }; quality: number };
+  };
+  const url = new URL(body.url);
+  let pool = pools.get(url.origin);
+  if (!pool) {
+    pool = new Pool(url.origin, { pipelining: 1 });
+    pools.set(url.origin, pool);
+  }
+  const fetched = await pool.request({ path: `${url.pathname}${url.search}`, method: 'GET' });
+  const input = await readAll(fetched.body);
+  const { resize, quality } = body.operations;
+  const out = await resizeToWidth(input, resize.w, quality, limits.maxInputPixels);
+  res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': out.length });
+  res.end(out);
+}
+
+/** Serves POST /v1/image (an upload, or a url as JSON) and GET /healthz on 127.0.0.1:port. */
 function startFloorServer(port: number): void {
   const limits = floorLimits();
   const server = createServer((req, res) => {
@@ -34,7 +68,8 @@ function startFloorServer(port: number): void {
       res.end('ok');
       return;
     }
-    handleImage(req, res, limits).catch((err: unknown) => answerError(res, err));
+    const handle = req.headers['content-type'] === 'application/json' ? handleUrl : handleImage;
+    handle(req, res, limits).catch((err: unknown) => answerError(res, err));
   });
   server.keepAliveTimeout = 60_000;
   server.listen(port, '127.0.0.1');

@@ -86,6 +86,22 @@ export async function sharpOnce(input: Buffer, ops: Operations, limits: ProcessL
   return { data: await image.toBuffer(), format: ctx.format };
 }
 
+/**
+ * Raw sharp's call in the small-url section, and the URL floor's: one instance with the job's decoder settings, a
+ * resize to `width`, JPEG at `quality`.
+ */
+export function resizeToWidth(
+  input: Buffer,
+  width: number,
+  quality: number,
+  maxInputPixels: number,
+): Promise<Buffer> {
+  return sharp(input, sharpInputOptions(maxInputPixels))
+    .resize({ width, withoutEnlargement: true })
+    .jpeg({ quality })
+    .toBuffer();
+}
+
 /** FLOOR_REPLAY=1 (bench/floor.ts's replay ladder): see replayOr. */
 export const REPLAY = process.env.FLOOR_REPLAY === '1';
 const replayedOutputs = new Map<number, Promise<unknown>>();

@@ -14,7 +14,7 @@ import { chosenWorkloads, rawSharp, type Workload } from './workloads.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 
-interface BenchServer {
+export interface BenchServer {
   pid: number;
   origin: string;
   cpuMs(): number;
@@ -25,7 +25,7 @@ interface BenchServer {
  * Starts bench/floor-server.ts as a child with the service's node flags and launch environment, so the only
  * difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
  */
-async function startFloor(
+export async function startFloor(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   options: { onStdout?: (chunk: Buffer) => void } = {},

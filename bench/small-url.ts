@@ -1,11 +1,12 @@
 // owns: the small-url section: CPU per image of POST /v1/image by URL (a local keep-alive origin, 2 connections)
-// against raw sharp in this process with the job's own decoder settings, for a small (640×427 → 320 px) and a large
-// (3000×2000 → 800 px) JPEG, alternating in rounds after a warm-up. The service's CPU is its whole process tree's
-// (/proc); raw sharp's is this process's (process.cpuUsage) while it does nothing else.
+// against the URL floor (bench/floor-server.ts: node:http, undici and raw sharp's call, nothing else) and raw sharp
+// in this process with the job's own decoder settings, for a small (640×427 → 320 px) and a large (3000×2000 →
+// 800 px) JPEG, alternating in rounds after a warm-up. The servers' CPU is their whole process tree's (/proc); raw
+// sharp's is this process's (process.cpuUsage) while it does nothing else.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import sharp from 'sharp';
-import { sharpInputOptions } from '../src/pipeline/process.ts';
+import { startFloor, type BenchServer } from './floor.ts';
+import { resizeToWidth } from './floor-sharp.ts';
 import { jpegOfSize } from './inputs.ts';
 import { httpClient, type HttpClient, type PreparedRequest } from './load.ts';
 import { fmt, table } from './report.ts';
@@ -29,9 +30,12 @@ const CASES: UrlCase[] = [
 export interface SmallUrlRow {
   name: string;
   serviceCpuMsPerImage: number;
+  floorCpuMsPerImage: number;
   sharpCpuMsPerImage: number;
   /** Service / raw sharp. */
   ratio: number;
+  /** Floor / raw sharp: what fetching by URL and answering over HTTP cost with nothing else. */
+  floorRatio: number;
 }
 
 export interface SmallUrlOptions {
@@ -48,10 +52,7 @@ export interface SmallUrlOptions {
 
 /** What raw sharp does for the same job: one instance, the job's decoder settings, resize, JPEG q80. */
 function rawSharp(input: Buffer, c: UrlCase, maxInputPixels: number): Promise<Buffer> {
-  return sharp(input, sharpInputOptions(maxInputPixels))
-    .resize({ width: c.resizeTo, withoutEnlargement: true })
-    .jpeg({ quality: 80 })
-    .toBuffer();
+  return resizeToWidth(input, c.resizeTo, 80, maxInputPixels);
 }
 
 /** Runs `count` calls of `one`, `lanes` at a time. */
@@ -98,56 +99,72 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
   const inputs = new Map<string, Buffer>();
   for (const c of CASES) inputs.set(`/${c.name}.jpg`, await jpegOfSize(base, c.width, c.height));
   const origin = await startOrigin(inputs);
+  // Closed in reverse order: the clients, then the servers.
+  const closers: (() => Promise<void>)[] = [];
   try {
     const service = await startService({ ...ctx.serviceEnv, FETCH_ALLOW_CIDRS: '127.0.0.1/32' });
-    const client = httpClient(service.origin, lanes);
-    try {
-      const request = (c: UrlCase): PreparedRequest => ({
-        body: Buffer.from(
-          JSON.stringify({
-            url: `${origin.origin}/${c.name}.jpg`,
-            operations: { resize: { w: c.resizeTo }, format: 'jpeg', quality: 80 },
-          }),
-        ),
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${service.apiKey}` },
-      });
-      const input = (c: UrlCase) => inputs.get(`/${c.name}.jpg`) as Buffer;
-      for (const c of CASES) {
-        const count = Math.ceil(options.warmUp * c.share);
-        await postAll(client, request(c), count, lanes);
-        await inLanes(lanes, count, () => rawSharp(input(c), c, maxInputPixels));
-      }
-      const samples = CASES.map(() => ({ service: [] as number[], sharp: [] as number[] }));
-      for (let round = 0; round < options.rounds; round++) {
-        for (const [i, c] of CASES.entries()) {
-          const count = Math.ceil(options.requests * c.share);
-          const sample = samples[i] as (typeof samples)[number];
-          const before = service.cpuMs();
-          await postAll(client, request(c), count, lanes);
-          sample.service.push((service.cpuMs() - before) / count);
-          const start = process.cpuUsage();
-          await inLanes(lanes, count, () => rawSharp(input(c), c, maxInputPixels));
-          const used = process.cpuUsage(start);
-          sample.sharp.push((used.user + used.system) / 1000 / count);
-        }
-      }
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-      return CASES.map((c, i) => {
-        const sample = samples[i] as (typeof samples)[number];
-        const serviceCpuMsPerImage = median(sample.service);
-        const sharpCpuMsPerImage = median(sample.sharp);
-        return {
-          name: `${c.name}: ${c.width}×${c.height} → ${c.resizeTo} px`,
-          serviceCpuMsPerImage,
-          sharpCpuMsPerImage,
-          ratio: serviceCpuMsPerImage / sharpCpuMsPerImage,
-        };
-      });
-    } finally {
-      await client.close();
-      await service.stop();
+    closers.push(service.stop);
+    const floor = await startFloor(service.launchEnvironment);
+    closers.push(floor.stop);
+    const servers = [service, floor].map((server: BenchServer) => {
+      const client = httpClient(server.origin, lanes);
+      closers.push(() => client.close());
+      return { server, client };
+    });
+    const apiKey = service.apiKey;
+    const request = (c: UrlCase): PreparedRequest => ({
+      body: Buffer.from(
+        JSON.stringify({
+          url: `${origin.origin}/${c.name}.jpg`,
+          operations: { resize: { w: c.resizeTo }, format: 'jpeg', quality: 80 },
+        }),
+      ),
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    });
+    const input = (c: UrlCase) => inputs.get(`/${c.name}.jpg`) as Buffer;
+    for (const c of CASES) {
+      const count = Math.ceil(options.warmUp * c.share);
+      for (const { client } of servers) await postAll(client, request(c), count, lanes);
+      await inLanes(lanes, count, () => rawSharp(input(c), c, maxInputPixels));
     }
+    const samples = CASES.map(() => ({
+      service: [] as number[],
+      floor: [] as number[],
+      sharp: [] as number[],
+    }));
+    for (let round = 0; round < options.rounds; round++) {
+      for (const [i, c] of CASES.entries()) {
+        const count = Math.ceil(options.requests * c.share);
+        const sample = samples[i] as (typeof samples)[number];
+        for (const [j, side] of [sample.service, sample.floor].entries()) {
+          const { server, client } = servers[j] as (typeof servers)[number];
+          const before = server.cpuMs();
+          await postAll(client, request(c), count, lanes);
+          side.push((server.cpuMs() - before) / count);
+        }
+        const start = process.cpuUsage();
+        await inLanes(lanes, count, () => rawSharp(input(c), c, maxInputPixels));
+        const used = process.cpuUsage(start);
+        sample.sharp.push((used.user + used.system) / 1000 / count);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    return CASES.map((c, i) => {
+      const sample = samples[i] as (typeof samples)[number];
+      const serviceCpuMsPerImage = median(sample.service);
+      const floorCpuMsPerImage = median(sample.floor);
+      const sharpCpuMsPerImage = median(sample.sharp);
+      return {
+        name: `${c.name}: ${c.width}×${c.height} → ${c.resizeTo} px`,
+        serviceCpuMsPerImage,
+        floorCpuMsPerImage,
+        sharpCpuMsPerImage,
+        ratio: serviceCpuMsPerImage / sharpCpuMsPerImage,
+        floorRatio: floorCpuMsPerImage / sharpCpuMsPerImage,
+      };
+    });
   } finally {
+    for (const close of closers.reverse()) await close();
     origin.server.close();
   }
 }
@@ -155,7 +172,8 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
 export const smallUrlSection: Section = {
   heading: 'Small and large images by URL',
   question: 'Against the peers',
-  about: 'POST /v1/image by URL (local origin) against raw sharp, 640×427 and 3000×2000 JPEG (~2 min)',
+  about:
+    'POST /v1/image by URL (local origin) against the URL floor and raw sharp, 640×427 and 3000×2000 JPEG (~3 min)',
   async run(ctx) {
     const options = ctx.quick
       ? { requests: 20, rounds: 1, warmUp: 20 }
@@ -167,15 +185,26 @@ export const smallUrlSection: Section = {
           ` keep-alive origin; ${ctx.concurrency} connections; median of ${options.rounds} rounds of` +
           ` ${options.requests} small and ${Math.ceil(options.requests / 4)} large images, sides alternating, after` +
           ` ${options.warmUp} small and ${Math.ceil(options.warmUp / 4)} large warm-up requests`,
-        "CPU: the service's process tree from /proc; raw sharp's from process.cpuUsage(), same decoder settings",
+        "Floor: bench/floor-server.ts with the service's launch environment: node:http, the url fetched with undici over" +
+          " a kept connection, raw sharp's call; no auth, quota, validation, SSRF guard, metrics or Fastify",
+        "CPU: the servers' process trees from /proc; raw sharp's from process.cpuUsage(), same decoder settings",
       ],
       body: table(
-        ['image by URL', 'service CPU ms/img', 'raw sharp CPU ms/img', 'service / raw sharp'],
+        [
+          'image by URL',
+          'service CPU ms/img',
+          'floor CPU ms/img',
+          'raw sharp CPU ms/img',
+          'service / raw sharp',
+          'floor / raw sharp',
+        ],
         rows.map((r) => [
           r.name,
           fmt.n(r.serviceCpuMsPerImage, 2),
+          fmt.n(r.floorCpuMsPerImage, 2),
           fmt.n(r.sharpCpuMsPerImage, 2),
           `${fmt.ratio(r.ratio)}×`,
+          `${fmt.ratio(r.floorRatio)}×`,
         ]),
       ),
     };
