@@ -3,6 +3,7 @@
 // metrics, no SSRF guard. FLOOR_LAYERS (a comma list) starts a variant with some of the service's layers instead
 // (bench/floor-layers.ts).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { buffer } from 'node:stream/consumers';
 import { Pool } from 'undici';
 import type { Operations } from '../src/pipeline/operations.ts';
 import { startLayeredServer, type Layer } from './floor-layers.ts';
@@ -31,18 +32,12 @@ async function handleImage(
 /** Keep-alive connections per origin, as the service keeps them. */
 const pools = new Map<string, Pool>();
 
-async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
-
 /**
  * A JSON `{ url, operations: { resize: { w }, quality } }`: the url fetched over a kept connection, then raw sharp's
  * own call (resize to that width, JPEG at that quality): what serving an image by URL costs with nothing else.
  */
 async function handleUrl(req: IncomingMessage, res: ServerResponse, limits: ReturnType<typeof floorLimits>) {
-  const body = JSON.parse((await readAll(req)).toString()) as {
+  const body = JSON.parse((await buffer(req)).toString()) as {
     url: string;
     operations: { resize: { w: number }; quality: number };
   };
@@ -53,7 +48,7 @@ async function handleUrl(req: IncomingMessage, res: ServerResponse, limits: Retu
     pools.set(url.origin, pool);
   }
   const fetched = await pool.request({ path: `${url.pathname}${url.search}`, method: 'GET' });
-  const input = await readAll(fetched.body);
+  const input = await buffer(fetched.body);
   const { resize, quality } = body.operations;
   const out = await resizeToWidth(input, resize.w, quality, limits.maxInputPixels);
   res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': out.length });

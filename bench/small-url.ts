@@ -106,11 +106,16 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
     closers.push(service.stop);
     const floor = await startFloor(service.launchEnvironment);
     closers.push(floor.stop);
-    const servers = [service, floor].map((server: BenchServer) => {
+    // A server with its client and its CPU per image of every round, per case.
+    const sideOf = (server: BenchServer) => {
       const client = httpClient(server.origin, lanes);
       closers.push(() => client.close());
-      return { server, client };
-    });
+      return { server, client, cpuMs: CASES.map(() => [] as number[]) };
+    };
+    const serviceSide = sideOf(service);
+    const floorSide = sideOf(floor);
+    const sides = [serviceSide, floorSide];
+    const rawCpuMs = CASES.map(() => [] as number[]);
     const apiKey = service.apiKey;
     const request = (c: UrlCase): PreparedRequest => ({
       body: Buffer.from(
@@ -124,36 +129,28 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
     const input = (c: UrlCase) => inputs.get(`/${c.name}.jpg`) as Buffer;
     for (const c of CASES) {
       const count = Math.ceil(options.warmUp * c.share);
-      for (const { client } of servers) await postAll(client, request(c), count, lanes);
+      for (const { client } of sides) await postAll(client, request(c), count, lanes);
       await inLanes(lanes, count, () => rawSharp(input(c), c, maxInputPixels));
     }
-    const samples = CASES.map(() => ({
-      service: [] as number[],
-      floor: [] as number[],
-      sharp: [] as number[],
-    }));
     for (let round = 0; round < options.rounds; round++) {
       for (const [i, c] of CASES.entries()) {
         const count = Math.ceil(options.requests * c.share);
-        const sample = samples[i] as (typeof samples)[number];
-        for (const [j, side] of [sample.service, sample.floor].entries()) {
-          const { server, client } = servers[j] as (typeof servers)[number];
+        for (const { server, client, cpuMs } of sides) {
           const before = server.cpuMs();
           await postAll(client, request(c), count, lanes);
-          side.push((server.cpuMs() - before) / count);
+          cpuMs[i]?.push((server.cpuMs() - before) / count);
         }
         const start = process.cpuUsage();
         await inLanes(lanes, count, () => rawSharp(input(c), c, maxInputPixels));
         const used = process.cpuUsage(start);
-        sample.sharp.push((used.user + used.system) / 1000 / count);
+        rawCpuMs[i]?.push((used.user + used.system) / 1000 / count);
       }
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    const median = (xs: number[] = []) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     return CASES.map((c, i) => {
-      const sample = samples[i] as (typeof samples)[number];
-      const serviceCpuMsPerImage = median(sample.service);
-      const floorCpuMsPerImage = median(sample.floor);
-      const sharpCpuMsPerImage = median(sample.sharp);
+      const serviceCpuMsPerImage = median(serviceSide.cpuMs[i]);
+      const floorCpuMsPerImage = median(floorSide.cpuMs[i]);
+      const sharpCpuMsPerImage = median(rawCpuMs[i]);
       return {
         name: `${c.name}: ${c.width}×${c.height} → ${c.resizeTo} px`,
         serviceCpuMsPerImage,
