@@ -54,6 +54,21 @@ async function activeTiers(h: BillingHarness, email: string): Promise<string[]> 
   return tiers.sort();
 }
 
+/** Presses the cancel of the `tier` subscription on the service's portal page (`page`, at `path`): a 303. */
+async function cancelOnPortalPage(h: BillingHarness, path: string, page: string, tier: string) {
+  const id = new RegExp(
+    `name="subscription" value="([^"]+)"><button type="submit" class="danger">Cancel ${tier}`,
+  ).exec(page)![1]!;
+  const cancel = await h.app.inject({
+    method: 'POST',
+    url: `${path}/cancel`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `subscription=${encodeURIComponent(id)}`,
+  });
+  assert.equal(cancel.statusCode, 303);
+  return cancel;
+}
+
 /** A checkout of `tier` for `email` started without a key, paid, and its key page asked once. */
 async function strangerBuys(h: BillingHarness, tier: string, email: string) {
   const { sessionId } = await h.checkout(tier, email);
@@ -210,17 +225,7 @@ for (const provider of PROVIDERS) {
         page,
         /data-confirm="Cancel the starter subscription\? Your plan is then scale \(100,000 images/,
       );
-      const starter =
-        /name="subscription" value="([^"]+)"><button type="submit" class="danger">Cancel starter/.exec(
-          page,
-        )![1]!;
-      const cancel = await h.app.inject({
-        method: 'POST',
-        url: `${path}/cancel`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: `subscription=${encodeURIComponent(starter)}`,
-      });
-      assert.equal(cancel.statusCode, 303);
+      const cancel = await cancelOnPortalPage(h, path, page, 'starter');
       const after = (await h.app.inject({ method: 'GET', url: cancel.headers.location as string })).body;
       assert.match(
         after,
@@ -308,15 +313,7 @@ test("with Stripe, POST /v1/billing/portal answers the service's own page when a
   // Once the added subscription is cancelled there, the one that remains is on one customer: Stripe's portal.
   const path = new URL(own).pathname;
   const page = (await h.app.inject({ method: 'GET', url: path })).body;
-  const starter =
-    /name="subscription" value="([^"]+)"><button type="submit" class="danger">Cancel starter/.exec(page)![1]!;
-  const cancel = await h.app.inject({
-    method: 'POST',
-    url: `${path}/cancel`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: `subscription=${encodeURIComponent(starter)}`,
-  });
-  assert.equal(cancel.statusCode, 303);
+  await cancelOnPortalPage(h, path, page, 'starter');
   assert.equal(await portalUrl(h, key), h.stub!.portalSessions.at(-1)?.url);
   assert.equal(h.stub!.portalSessions.at(-1)?.customer, h.stub!.sessions.get(sessionId)!.customer);
 });
