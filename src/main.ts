@@ -3,6 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { seedDevKey, type DevKeySeed } from './accounts/dev-key.ts';
+import { keyPrefix } from './accounts/api-key.ts';
 import { refundAbandonedReservations } from './accounts/quota.ts';
 import { localBaseUrl, type Config } from './config.ts';
 import { createContext, createLogger, type AppContext } from './context.ts';
@@ -78,7 +79,7 @@ export async function startServer(givenConfig: Config): Promise<RunningServer & 
   return { ...started, url, close, devKey };
 }
 
-const DEV_KEY_STATES = { seeded: 'seeded', reactivated: 're-activated', already_active: 'active' } as const;
+const DEV_KEY_STATES = { reactivated: 're-activated', already_active: 'active' } as const;
 
 /** The summary's line about the dev key: the key when this start made it or DEV_KEY holds it, else how to get one. */
 function devKeyLine(seed: DevKeySeed): string {
@@ -89,8 +90,10 @@ function devKeyLine(seed: DevKeySeed): string {
       return `  DEV_KEY     not seeded: ${seed.reason}`;
     case 'none':
       return '  need a key? npx imgpipe keys create --email dev@localhost --tier free';
+    case 'seeded':
+      return `  your key    ${seed.key}  (dev@localhost, from DEV_KEY: seeded)`;
     default:
-      return `  your key    ${seed.key}  (dev@localhost, from DEV_KEY: ${DEV_KEY_STATES[seed.kind]})`;
+      return `  your key    ${keyPrefix(seed.key)}  (dev@localhost, from DEV_KEY: ${DEV_KEY_STATES[seed.kind]})`;
   }
 }
 

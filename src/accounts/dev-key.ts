@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../store/schema.ts';
 import { emailKey, findAccountById, findOrCreateAccount, hasAnyAccount } from '../store/accounts.ts';
 import { findKeyByHash } from '../store/keys.ts';
-import { hashApiKey } from './api-key.ts';
+import { hashApiKey, keyPrefix } from './api-key.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import {
   issueFirstKey,
@@ -25,7 +25,12 @@ export interface DevKeyDeps {
   config: Pick<Config, 'devKey' | 'isProduction'>;
 }
 
-/** What a start did with the dev key, for the start-up summary (the log line is written by seedDevKey). */
+/**
+ * What a start did with the dev key, for the start-up summary (the log line is written by seedDevKey). The key is
+ * shown whole only when this start made it active from nothing (created, seeded); DEV_KEY that was active before, or
+ * is re-activated, is shown by its prefix: its holder has it in the environment, and the log need not carry it at
+ * every start.
+ */
 export type DevKeySeed =
   /** No DEV_KEY, an empty store: a new key, shown this once. */
   | { kind: 'created'; key: string }
@@ -56,12 +61,14 @@ async function pinDevKey(ctx: DevKeyDeps, devKey: string): Promise<DevKeySeed> {
       return { kind: 'refused', reason };
     }
     if (!existing.revoked_at) {
-      ctx.log.info(`dev key: ${devKey} (from DEV_KEY; already the active key of ${DEV_ACCOUNT_EMAIL})`);
+      ctx.log.info(
+        `dev key: ${keyPrefix(devKey)} (from DEV_KEY; already the active key of ${DEV_ACCOUNT_EMAIL})`,
+      );
       return { kind: 'already_active', key: devKey };
     }
     const revoked = await reactivateAccountKey(db, existing.account_id, devKey);
     ctx.log.info(
-      `dev key: ${devKey} (from DEV_KEY; re-activated for ${DEV_ACCOUNT_EMAIL}, revoked since ${existing.revoked_at}${revokedClause(revoked)})`,
+      `dev key: ${keyPrefix(devKey)} (from DEV_KEY; re-activated for ${DEV_ACCOUNT_EMAIL}, revoked since ${existing.revoked_at}${revokedClause(revoked)})`,
     );
     return { kind: 'reactivated', key: devKey };
   }
@@ -84,7 +91,9 @@ export async function seedDevKey(ctx: DevKeyDeps): Promise<DevKeySeed> {
       // Another instance starting at the same time made it active first.
       const now = isUniqueViolation(err) ? await findKeyByHash(db, hashApiKey(devKey)) : undefined;
       if (now && !now.revoked_at) {
-        ctx.log.info(`dev key: ${devKey} (from DEV_KEY; made active by another instance starting)`);
+        ctx.log.info(
+          `dev key: ${keyPrefix(devKey)} (from DEV_KEY; made active by another instance starting)`,
+        );
         return { kind: 'already_active', key: devKey };
       }
       throw err;

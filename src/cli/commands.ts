@@ -1,7 +1,7 @@
 // The CLI commands: thin calls into the store and accounts modules, each opening and closing the store.
 import type { Config, Tier } from '../config.ts';
 import { replaceAccountKeyReporting, type RevokedKey } from '../accounts/key-issuer.ts';
-import { hashApiKey } from '../accounts/api-key.ts';
+import { hashApiKey, keyPrefix } from '../accounts/api-key.ts';
 import { DEV_ACCOUNT_EMAIL } from '../accounts/dev-key.ts';
 import { quotaLimitForTier, remainingUnits, usageMonth } from '../accounts/quota.ts';
 import { migrateStore, openStore } from '../store/db.ts';
@@ -49,11 +49,6 @@ async function withStore<T>(config: Config, fn: (db: Db) => Promise<T>): Promise
 
 export function migrate(config: Config): Promise<void> {
   return withStore(config, async () => {});
-}
-
-/** DEV_KEY shown as far as needed to recognise it: `imgp_` and four characters. */
-function keyPrefix(key: string): string {
-  return `${key.slice(0, 9)}…`;
 }
 
 /**
