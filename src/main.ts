@@ -2,7 +2,8 @@
 import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { seedDevKey } from './accounts/dev-key.ts';
+import { seedDevKey, type DevKeySeed } from './accounts/dev-key.ts';
+import { keyPrefix } from './accounts/api-key.ts';
 import { refundAbandonedReservations } from './accounts/quota.ts';
 import { localBaseUrl, type Config } from './config.ts';
 import { createContext, createLogger, type AppContext } from './context.ts';
@@ -37,9 +38,7 @@ async function withListenPort(config: Config): Promise<{ config: Config; release
   };
 }
 
-export async function startServer(
-  givenConfig: Config,
-): Promise<RunningServer & { devKey: string | undefined }> {
+export async function startServer(givenConfig: Config): Promise<RunningServer & { devKey: DevKeySeed }> {
   const log = createLogger(givenConfig);
   const sqliteFile = sqliteFileOf(givenConfig.databaseUrl);
   // Before the store is opened: a second server on the same file must not touch it (refunds at start would
@@ -49,7 +48,7 @@ export async function startServer(
   let ctx: AppContext | undefined;
   let app: FastifyInstance | undefined;
   let url: string;
-  let devKey: string | undefined;
+  let devKey: DevKeySeed = { kind: 'none' };
   try {
     const listenPort = await withListenPort(givenConfig);
     release = listenPort.release;
@@ -80,10 +79,28 @@ export async function startServer(
   return { ...started, url, close, devKey };
 }
 
+const DEV_KEY_STATES = { reactivated: 're-activated', already_active: 'active' } as const;
+
+/** The summary's line about the dev key: the key when this start made it or DEV_KEY holds it, else how to get one. */
+function devKeyLine(seed: DevKeySeed): string {
+  switch (seed.kind) {
+    case 'created':
+      return `  your key    ${seed.key}  (dev@localhost, free tier; shown once)`;
+    case 'refused':
+      return `  DEV_KEY     not seeded: ${seed.reason}`;
+    case 'none':
+      return '  need a key? npx imgpipe keys create --email dev@localhost --tier free';
+    case 'seeded':
+      return `  your key    ${seed.key}  (dev@localhost, from DEV_KEY: seeded)`;
+    default:
+      return `  your key    ${keyPrefix(seed.key)}  (dev@localhost, from DEV_KEY: ${DEV_KEY_STATES[seed.kind]})`;
+  }
+}
+
 /** The start-up summary for a human, on stderr so stdout stays one JSON log line per event. */
 export function startupSummary(
   baseUrl: string,
-  devKey: string | undefined,
+  devKey: DevKeySeed,
   config: Pick<Config, 'devMailPage' | 'isProduction'>,
 ): string {
   const lines = [
@@ -99,9 +116,7 @@ export function startupSummary(
             : `  mail        ${baseUrl}/dev/mail  (development: mails are written there, not sent)`,
         ]
       : []),
-    devKey
-      ? `  your key    ${devKey}  (dev@localhost, free tier; shown once)`
-      : '  need a key? npx imgpipe keys create --email dev@localhost --tier free',
+    devKeyLine(devKey),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -35,9 +35,8 @@ const HEARTBEATS_PER_PERIOD = 6;
 const SWEEPS_PER_PERIOD = 2;
 
 /**
- * The longest a request can live: reading it, fetching the URL through every redirect, processing, a margin. A
- * fetch now ends within one FETCH_TIMEOUT_MS, but an older version still running in a rolling deploy gives every
- * hop its own, so the bound keeps counting hops.
+ * The longest a request can live: reading it, fetching the URL through every redirect (each hop has its own
+ * FETCH_TIMEOUT_MS), processing, a margin.
  */
 export function longestRequestMs(
   config: Pick<Config, 'requestTimeoutMs' | 'fetchTimeoutMs' | 'maxRedirects' | 'processTimeoutMs'>,

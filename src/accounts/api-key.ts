@@ -26,6 +26,11 @@ export function looksLikeApiKey(value: string): boolean {
 }
 
 /** Keys carry 256 random bits, so a plain SHA-256 is enough: there is nothing to brute-force. */
+/** A key shown only as far as its holder needs to recognise it: `imgp_` and four characters. */
+export function keyPrefix(key: string): string {
+  return `${key.slice(0, API_KEY_PREFIX.length + 4)}…`;
+}
+
 export function hashApiKey(key: string): string {
   return hash('sha256', key, 'hex');
 }

@@ -1,8 +1,16 @@
 // The API key lifecycle, the one place that makes keys: issue a first key, rotate the presented key, recover
-// (inside the transaction that consumed a recovery link), replace (the CLI, the dev key). The plaintext leaves here
-// once; only its hash is stored, and the key it replaces stops working in the same transaction.
+// (inside the transaction that consumed a recovery link), replace (the CLI, the dev key), re-activate a revoked
+// key the operator holds (DEV_KEY). The plaintext leaves here once; only its hash is stored, and the key it
+// replaces stops working in the same transaction.
 import type { Db } from '../store/schema.ts';
-import { insertApiKeyUnlessActive, replaceActiveKey, revokeKeyByHash } from '../store/keys.ts';
+import {
+  findActiveKey,
+  insertApiKeyUnlessActive,
+  replaceActiveKey,
+  restoreRevokedKey,
+  revokeActiveKey,
+  revokeKeyByHash,
+} from '../store/keys.ts';
 import { generateApiKey, hashApiKey } from './api-key.ts';
 
 /** Makes `key` the account's one active key inside the transaction `trx`, revoking whichever key is active. */
@@ -20,12 +28,50 @@ export async function issueFirstKey(db: Db, accountId: string): Promise<string |
   return (await insertApiKeyUnlessActive(db, accountId, hashApiKey(key))) ? key : null;
 }
 
+/** The key a replacement revoked, as the operator can tell it: its hash and when it was made. */
+export interface RevokedKey {
+  keyHash: string;
+  createdAt: string;
+}
+
 /**
- * Makes `key` (a new one unless given) the account's one active key and returns it, revoking the active one in the
- * same transaction; concurrent calls never fail, the last wins.
+ * Makes `key` (a new one unless given) the account's one active key and returns it with the key it revoked, in one
+ * transaction; concurrent calls never fail, the last wins.
  */
-export function replaceAccountKey(db: Db, accountId: string, key = generateApiKey()): Promise<string> {
-  return db.transaction().execute((trx) => activate(trx, accountId, key));
+export function replaceAccountKeyReporting(
+  db: Db,
+  accountId: string,
+  key = generateApiKey(),
+): Promise<{ key: string; revoked: RevokedKey | undefined }> {
+  return db.transaction().execute(async (trx) => {
+    const active = await findActiveKey(trx, accountId);
+    await activate(trx, accountId, key);
+    return { key, revoked: active && { keyHash: active.key_hash, createdAt: active.created_at } };
+  });
+}
+
+/** replaceAccountKeyReporting, the key alone. */
+export async function replaceAccountKey(db: Db, accountId: string, key = generateApiKey()): Promise<string> {
+  return (await replaceAccountKeyReporting(db, accountId, key)).key;
+}
+
+/**
+ * Makes the account's revoked key `key` its active key again, revoking the active one in the same transaction;
+ * returns the key it revoked. Throws a unique violation when a racing replacement activated another key between.
+ */
+export function reactivateAccountKey(
+  db: Db,
+  accountId: string,
+  key: string,
+): Promise<RevokedKey | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const active = await findActiveKey(trx, accountId);
+    await revokeActiveKey(trx, accountId);
+    if (!(await restoreRevokedKey(trx, accountId, hashApiKey(key)))) {
+      throw new Error(`the key is not a revoked key of account ${accountId}`);
+    }
+    return active && { keyHash: active.key_hash, createdAt: active.created_at };
+  });
 }
 
 /** Recovery: inside `trx`, the transaction that consumed the link, a new key replaces the account's. */

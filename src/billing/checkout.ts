@@ -33,7 +33,7 @@ import { listAccountSubscriptions, type Subscription } from '../store/subscripti
 import { PAID_TIERS } from '../config.ts';
 import type { CheckoutSessionState, SubscriptionState } from './provider.ts';
 import { sessionIdHash } from './session-id.ts';
-import { openAccountPortal } from './portal.ts';
+import { openAccountPortal, soleBillingCustomer } from './portal.ts';
 import { isPaidTier, PAYING_STATUSES, subscriptionInForce, type PaidTier } from './tiers.ts';
 
 export type CheckoutDeps = BillingDeps;
@@ -181,8 +181,9 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
 /**
  * The portal of the account; 409 no_billing_account when it never bought. A provider whose pages this service
  * hosts (local) keeps one customer per e-mail, so its portal of the account's customer (else the customer of its
- * subscription in force) lists every subscription. Otherwise (Stripe) a checkout without the key pays on a
- * customer of its own, so the service's own portal lists them all (billing/portal.ts).
+ * subscription in force) lists every subscription. With Stripe, Stripe's customer portal of the one customer the
+ * paying subscriptions are on; only when a checkout without the key left them on several customers, the service's
+ * own portal, which lists them all (billing/portal.ts; operator contract §5).
  */
 export async function openPortal(deps: CheckoutDeps, accountId: string): Promise<{ url: string }> {
   if (!deps.provider.paidTiers) throw providerUnavailable(PAID_TIERS_OFF);
@@ -192,7 +193,10 @@ export async function openPortal(deps: CheckoutDeps, accountId: string): Promise
   if (!account || (!customerId && subs.length === 0)) {
     throw noBillingAccount(pricingUrl(deps));
   }
-  if (!deps.provider.hostedPages) return openAccountPortal(deps, account.id);
+  if (!deps.provider.hostedPages) {
+    const sole = soleBillingCustomer(account.billing_customer_id, subs);
+    return sole ? deps.provider.createPortal(sole, pricingUrl(deps)) : openAccountPortal(deps, account.id);
+  }
   if (!customerId) throw noBillingAccount(pricingUrl(deps));
   return deps.provider.createPortal(customerId, pricingUrl(deps));
 }

@@ -1,6 +1,7 @@
-// owns: the service's own customer portal, for a provider that hosts no pages here (Stripe): every paying
-// subscription of the account, whichever provider customer holds it (a checkout without the key pays on a
-// customer of its own), each with its own cancel, and the provider's portal of each customer for cards and invoices.
+// owns: where an account's portal opens with a provider that hosts no pages here (Stripe): the provider's portal of
+// the one customer its paying subscriptions are on, the usual case; and the service's own portal for an account a
+// checkout without the key left on several customers (it pays on a customer of its own): every paying subscription
+// with its own cancel, and the provider's portal of each customer for cards and invoices (operator contract §5).
 import { createHash, randomBytes } from 'node:crypto';
 import { findAccountById } from '../store/accounts.ts';
 import { findPortalAccount, insertPortalSession } from '../store/portal-sessions.ts';
@@ -28,6 +29,34 @@ export interface AccountPortalView {
   operatorTier: string;
   /** The paying subscriptions, the one in force first, then the newest. */
   subscriptions: PortalSubscription[];
+}
+
+/** What choosing the portal's customer reads of a subscription. */
+export interface CustomerSubscription {
+  status: string;
+  tier: string | null;
+  customer_id: string | null;
+  started_at: number;
+}
+
+/**
+ * The provider customer whose own portal shows every paying subscription of the account: the one they are all on;
+ * with none paying, the account's customer, else that of its latest subscription (cards and invoices). Undefined
+ * when they are on several customers (or one is on none known): then only the service's own portal lists them all.
+ */
+export function soleBillingCustomer(
+  accountCustomerId: string | null,
+  subs: readonly CustomerSubscription[],
+): string | undefined {
+  const customers = new Set(
+    subs
+      .filter((sub) => PAYING_STATUSES.includes(sub.status) && isPaidTier(sub.tier))
+      .map((sub) => sub.customer_id),
+  );
+  if (customers.size > 1) return undefined;
+  if (customers.size === 1) return [...customers][0] ?? undefined;
+  const latest = [...subs].sort((a, b) => b.started_at - a.started_at)[0];
+  return accountCustomerId ?? latest?.customer_id ?? undefined;
 }
 
 /** A page of the service's portal for the account, valid one hour: its address under PUBLIC_BASE_URL. */

@@ -1,12 +1,14 @@
 // The CLI commands: thin calls into the store and accounts modules, each opening and closing the store.
 import type { Config, Tier } from '../config.ts';
-import { replaceAccountKey } from '../accounts/key-issuer.ts';
+import { replaceAccountKeyReporting, type RevokedKey } from '../accounts/key-issuer.ts';
+import { hashApiKey, keyPrefix } from '../accounts/api-key.ts';
+import { DEV_ACCOUNT_EMAIL } from '../accounts/dev-key.ts';
 import { quotaLimitForTier, remainingUnits, usageMonth } from '../accounts/quota.ts';
 import { migrateStore, openStore } from '../store/db.ts';
 import { sqliteFileOf } from '../serve-lock.ts';
 import { existsSync } from 'node:fs';
 import type { Db } from '../store/schema.ts';
-import { findAccountByEmail, findOrCreateAccount } from '../store/accounts.ts';
+import { emailKey, findAccountByEmail, findOrCreateAccount } from '../store/accounts.ts';
 import { grantOperatorTier } from '../billing/events.ts';
 import { hasActiveKey, revokeActiveKey } from '../store/keys.ts';
 import { findUsage } from '../store/usage.ts';
@@ -49,11 +51,42 @@ export function migrate(config: Config): Promise<void> {
   return withStore(config, async () => {});
 }
 
-export function createKey(config: Config, email: string, tier: Tier): Promise<string> {
+/**
+ * What `keys create` tells the operator on stderr (stdout is the key alone): which key it revoked, told by when it
+ * was made (keys are stored as hashes) or as the DEV_KEY of this environment; and, for dev@localhost, that a server
+ * with DEV_KEY set makes DEV_KEY its key again at its next start.
+ */
+export function createKeyNotices(
+  email: string,
+  revoked: RevokedKey | undefined,
+  devKey: string | undefined,
+): string[] {
+  const notices: string[] = [];
+  if (revoked) {
+    const which =
+      devKey && revoked.keyHash === hashApiKey(devKey)
+        ? `its DEV_KEY ${keyPrefix(devKey)}, made ${revoked.createdAt}`
+        : `made ${revoked.createdAt}`;
+    notices.push(`revoked the active key of ${email} (${which}); the new key is on stdout`);
+  }
+  if (emailKey(email) === emailKey(DEV_ACCOUNT_EMAIL)) {
+    notices.push(
+      `a server started with DEV_KEY set makes DEV_KEY the key of ${DEV_ACCOUNT_EMAIL} again at its next start, revoking this new one`,
+    );
+  }
+  return notices;
+}
+
+export function createKey(
+  config: Config,
+  email: string,
+  tier: Tier,
+): Promise<{ key: string; notices: string[] }> {
   return withStore(config, async (db) => {
     const account = await findOrCreateAccount(db, email, tier);
     await grantOperatorTier(db, account.id, tier);
-    return replaceAccountKey(db, account.id);
+    const { key, revoked } = await replaceAccountKeyReporting(db, account.id);
+    return { key, notices: createKeyNotices(account.email, revoked, config.devKey) };
   });
 }
 

@@ -11,7 +11,8 @@ const USAGE = `usage: imgpipe <command>
   serve                                   run the HTTP service (what npm start runs)
   migrate                                 create or upgrade the schema and exit
   keys create --email E --tier T          create the account if missing, set its tier, issue a new key
-                                          (tiers: ${TIERS.join(', ')}); prints the key alone on stdout
+                                          (tiers: ${TIERS.join(', ')}); prints the key alone on stdout,
+                                          and on stderr which active key it revoked
   keys revoke --email E                   revoke the account's active key
   accounts show --email E                 e-mail, tier, key state and usage this month
 
@@ -55,7 +56,9 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     case 'keys create': {
       const { email, tier } = emailAndTier(args, true);
-      process.stdout.write(`${await createKey(loadConfig(), email, tier as Tier)}\n`);
+      const { key: created, notices } = await createKey(loadConfig(), email, tier as Tier);
+      for (const notice of notices) process.stderr.write(`imgpipe: ${notice}\n`);
+      process.stdout.write(`${created}\n`);
       return 0;
     }
     case 'keys revoke': {

@@ -49,11 +49,11 @@ export function fetchFailed(detail: string, cause?: unknown): ApiError {
   return apiError('fetch_failed', `URL fetch failed: ${detail}`, cause === undefined ? {} : { cause });
 }
 
-/** 400 fetch_timeout: the whole fetch, its redirects included, passed FETCH_TIMEOUT_MS while at `where`. */
+/** 400 fetch_timeout: one hop of the fetch, the request to `where`, passed FETCH_TIMEOUT_MS. */
 export function fetchTimeout(where: string, timeoutMs: number, cause: unknown): ApiError {
   return apiError(
     'fetch_timeout',
-    `URL fetch from ${where} took longer than ${timeoutMs} ms (the limit covers every redirect)`,
+    `URL fetch from ${where} took longer than ${timeoutMs} ms (the limit applies to each request, every redirect its own)`,
     { cause },
   );
 }

@@ -13,7 +13,7 @@ function dnsFailure(hostname: string, err: unknown) {
   return fetchFailed(`DNS lookup of ${hostname} failed (${code})`, err);
 }
 
-/** `promise`, or its reason as soon as `signal` aborts: a lookup past the fetch's deadline no longer holds it. */
+/** `promise`, or its reason as soon as `signal` aborts: a lookup past its hop's deadline no longer holds the fetch. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);
   return new Promise<T>((resolve, reject) => {
@@ -27,7 +27,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  * The single address a connection to `hostname` may use: a literal is checked as it is; a name is
  * resolved exactly once and every answer is checked, so a resolver that mixes a public and a private
  * answer (or changes its answer later) can never steer the socket to the private one. When `signal` aborts
- * first, its reason is thrown (the caller's deadline), not a DNS failure.
+ * first, its reason is thrown (the hop's deadline), not a DNS failure.
  */
 export async function pinAddress(
   hostname: string,

@@ -64,6 +64,31 @@ export function revokeActiveKey(db: Db, accountId: string): Promise<boolean> {
   return revokeActiveKeysWhere(db, 'account_id', accountId);
 }
 
+/** The account's active key row, if any: what a replacement is about to revoke. */
+export async function findActiveKey(db: Db, accountId: string) {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/**
+ * Makes the account's revoked key `keyHash` active again; false when it is not a revoked key of that account. The
+ * caller revokes the active key first (one active key per account).
+ */
+export async function restoreRevokedKey(db: Db, accountId: string, keyHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: null })
+    .where('account_id', '=', accountId)
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 export async function findKeyByHash(db: Db, keyHash: string) {
   return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
 }

@@ -5,8 +5,11 @@ import { once } from 'node:events';
 import type { TestContext } from 'node:test';
 import dnsPacket from 'dns-packet';
 
-/** Answers per name: its A and AAAA addresses; a name not in the table is NXDOMAIN; 'silent' never answers. */
-export type DnsTable = Record<string, { A?: string[]; AAAA?: string[] } | 'silent'>;
+/**
+ * Answers per name: its A and AAAA addresses, sent after `delayMs` (default at once); a name not in the table is
+ * NXDOMAIN; 'silent' never answers.
+ */
+export type DnsTable = Record<string, { A?: string[]; AAAA?: string[]; delayMs?: number } | 'silent'>;
 
 export interface DnsServer {
   /** For dns.Resolver#setServers. */
@@ -18,6 +21,7 @@ export interface DnsServer {
 export async function startDnsServer(t: TestContext, table: DnsTable): Promise<DnsServer> {
   const socket = createSocket('udp4');
   const questions: string[] = [];
+  const timers = new Set<NodeJS.Timeout>();
   socket.on('message', (message, peer) => {
     const query = dnsPacket.decode(message);
     const question = query.questions?.[0];
@@ -34,10 +38,17 @@ export async function startDnsServer(t: TestContext, table: DnsTable): Promise<D
       questions: [question],
       answers: addresses.map((data) => ({ type, name: question.name, ttl: 0, class: 'IN', data })),
     });
-    socket.send(reply, peer.port, peer.address);
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      socket.send(reply, peer.port, peer.address);
+    }, entry?.delayMs ?? 0);
+    timers.add(timer);
   });
   socket.bind(0, '127.0.0.1');
   await once(socket, 'listening');
-  t.after(() => socket.close());
+  t.after(() => {
+    timers.forEach(clearTimeout);
+    socket.close();
+  });
   return { address: `127.0.0.1:${socket.address().port}`, questions };
 }

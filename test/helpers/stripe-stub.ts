@@ -44,6 +44,8 @@ export interface StripeStub {
   customers: Obj[];
   sessions: Map<string, Obj>;
   subscriptions: Map<string, StubSubscription>;
+  /** Customer-portal sessions made, in order. */
+  portalSessions: { customer: string; return_url: string; url: string }[];
   /** Requests seen, as `METHOD /path`. */
   requests: string[];
   /** When set, every API call answers 500 api_error. */
@@ -97,6 +99,7 @@ export async function startStripeStub(): Promise<StripeStub> {
     customers: [],
     sessions: new Map(),
     subscriptions: new Map(),
+    portalSessions: [],
     requests: [],
     failing: false,
     failingCancels: false,
@@ -195,13 +198,13 @@ export async function startStripeStub(): Promise<StripeStub> {
       if (!stub.customers.some((c) => c.id === body.customer))
         return missing(res, 'customer', String(body.customer));
       const id = newId('bps');
-      return send(res, 200, {
-        id,
-        object: 'billing_portal.session',
-        customer: body.customer,
-        return_url: body.return_url,
+      const session = {
+        customer: String(body.customer),
+        return_url: String(body.return_url),
         url: `https://billing.stripe.test/p/session/${id}`,
-      });
+      };
+      stub.portalSessions.push(session);
+      return send(res, 200, { id, object: 'billing_portal.session', ...session });
     }
     if (req.method === 'GET' && (match = /^\/v1\/prices\/([^/]+)$/.exec(url.pathname))) {
       const id = decodeURIComponent(match[1]!);

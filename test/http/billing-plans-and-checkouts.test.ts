@@ -9,6 +9,7 @@ import {
   billingHarness,
   postImage,
   PROVIDERS,
+  PUBLIC_BASE_URL,
   requestSessionKey,
   tierOf,
   type BillingHarness,
@@ -51,6 +52,21 @@ async function activeTiers(h: BillingHarness, email: string): Promise<string[]> 
     if (status === 'active') tiers.push(row.tier as string);
   }
   return tiers.sort();
+}
+
+/** Presses the cancel of the `tier` subscription on the service's portal page (`page`, at `path`): a 303. */
+async function cancelOnPortalPage(h: BillingHarness, path: string, page: string, tier: string) {
+  const id = new RegExp(
+    `name="subscription" value="([^"]+)"><button type="submit" class="danger">Cancel ${tier}`,
+  ).exec(page)![1]!;
+  const cancel = await h.app.inject({
+    method: 'POST',
+    url: `${path}/cancel`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `subscription=${encodeURIComponent(id)}`,
+  });
+  assert.equal(cancel.statusCode, 303);
+  return cancel;
 }
 
 /** A checkout of `tier` for `email` started without a key, paid, and its key page asked once. */
@@ -209,17 +225,7 @@ for (const provider of PROVIDERS) {
         page,
         /data-confirm="Cancel the starter subscription\? Your plan is then scale \(100,000 images/,
       );
-      const starter =
-        /name="subscription" value="([^"]+)"><button type="submit" class="danger">Cancel starter/.exec(
-          page,
-        )![1]!;
-      const cancel = await h.app.inject({
-        method: 'POST',
-        url: `${path}/cancel`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: `subscription=${encodeURIComponent(starter)}`,
-      });
-      assert.equal(cancel.statusCode, 303);
+      const cancel = await cancelOnPortalPage(h, path, page, 'starter');
       const after = (await h.app.inject({ method: 'GET', url: cancel.headers.location as string })).body;
       assert.match(
         after,
@@ -264,4 +270,50 @@ test("Stripe portal: each subscription's card and invoices open Stripe's portal 
   assert.equal(customers.size, 2, "the stranger's subscription is on a customer of its own");
   const unknown = await h.app.inject({ method: 'GET', url: '/billing/portal/not-a-token' });
   assert.equal(unknown.statusCode, 404);
+});
+
+/** POST /v1/billing/portal with the key: the portal's URL. */
+async function portalUrl(h: BillingHarness, key: string): Promise<string> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/billing/portal',
+    headers: { authorization: `Bearer ${key}` },
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json<{ url: string }>().url;
+}
+
+test('with Stripe, POST /v1/billing/portal answers a Stripe customer-portal session URL when the paying subscriptions are on one customer', async (t) => {
+  const { h } = await harness(t, 'stripe');
+  const { sessionId } = await h.checkout('starter', 'one-customer@example.com');
+  await h.pay(sessionId);
+  const key = (await requestSessionKey(h, sessionId)).json().apiKey as string;
+  const customer = h.stub!.sessions.get(sessionId)!.customer as string;
+  assert.equal(await portalUrl(h, key), h.stub!.portalSessions.at(-1)?.url);
+  assert.deepEqual(h.stub!.portalSessions, [
+    { customer, return_url: `${PUBLIC_BASE_URL}/pricing`, url: h.stub!.portalSessions[0]!.url },
+  ]);
+  // The owner's plan change replaces the plan on the account's customer: still one customer, Stripe's portal.
+  const change = await h.checkout('growth', 'one-customer@example.com', key);
+  await h.pay(change.sessionId);
+  assert.equal(await tierOf(h, 'one-customer@example.com'), 'growth');
+  assert.match(await portalUrl(h, key), /^https:\/\/billing\.stripe\.test\/p\/session\//);
+  assert.equal(h.stub!.portalSessions.length, 2);
+});
+
+test("with Stripe, POST /v1/billing/portal answers the service's own page when a keyless checkout left the paying subscriptions on several customers", async (t) => {
+  const { h } = await harness(t, 'stripe');
+  const { sessionId } = await h.checkout('growth', 'two-customers@example.com');
+  await h.pay(sessionId);
+  const key = (await requestSessionKey(h, sessionId)).json().apiKey as string;
+  await strangerBuys(h, 'starter', 'two-customers@example.com');
+  const own = await portalUrl(h, key);
+  assert.match(own, new RegExp(`^${PUBLIC_BASE_URL}/billing/portal/[A-Za-z0-9_-]+$`));
+  assert.equal(h.stub!.portalSessions.length, 0, 'no Stripe portal session was made');
+  // Once the added subscription is cancelled there, the one that remains is on one customer: Stripe's portal.
+  const path = new URL(own).pathname;
+  const page = (await h.app.inject({ method: 'GET', url: path })).body;
+  await cancelOnPortalPage(h, path, page, 'starter');
+  assert.equal(await portalUrl(h, key), h.stub!.portalSessions.at(-1)?.url);
+  assert.equal(h.stub!.portalSessions.at(-1)?.customer, h.stub!.sessions.get(sessionId)!.customer);
 });

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import type { ServerResponse } from 'node:http';
@@ -28,6 +28,60 @@ test('fetch_timeout: an origin that stalls in the middle of the body is 400 fetc
   const res = await postUrl(app, auth, origin.url());
   assert.equal(res.statusCode, 400);
   assert.equal(res.json().error.code, 'fetch_timeout');
+});
+
+/**
+ * An origin whose /hop/<n> answers after `delaysMs[n - 1]`: a redirect to /hop/<n + 1>, or the image at the last
+ * hop. A chain of `delaysMs.length` hops, `delaysMs.length - 1` redirects.
+ */
+async function chainOrigin(t: TestContext, delaysMs: number[]) {
+  const timers = new Set<NodeJS.Timeout>();
+  t.after(() => timers.forEach(clearTimeout));
+  return startOrigin(t, (req, res) => {
+    const n = Number(/^\/hop\/(\d+)$/.exec(req.url ?? '')?.[1] ?? 0);
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        if (n >= delaysMs.length) sendImage(res, corpus('hopper.jpg'));
+        else res.writeHead(302, { location: `/hop/${n + 1}` }).end();
+      },
+      delaysMs[n - 1] ?? 0,
+    );
+    timers.add(timer);
+  });
+}
+
+test('fetch timeout is per url fetch, per hop: a chain of 4 hops of 900 ms each under a 1500 ms FETCH_TIMEOUT_MS succeeds', async (t) => {
+  const { app, auth } = await buildTestApp(t, {
+    ...LOOPBACK_ALLOWED,
+    FETCH_TIMEOUT_MS: '1500',
+    MAX_REDIRECTS: '3',
+  });
+  const origin = await chainOrigin(t, [900, 900, 900, 900]);
+  const res = await postUrl(app, auth, origin.url('/hop/1'));
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(
+    origin.requests.map((r) => r.url),
+    ['/hop/1', '/hop/2', '/hop/3', '/hop/4'],
+  );
+});
+
+test('fetch timeout is per url fetch, per hop: one hop of a chain slower than FETCH_TIMEOUT_MS is 400 fetch_timeout', async (t) => {
+  const { app, auth } = await buildTestApp(t, {
+    ...LOOPBACK_ALLOWED,
+    FETCH_TIMEOUT_MS: '500',
+    MAX_REDIRECTS: '3',
+  });
+  const origin = await chainOrigin(t, [0, 2_000, 0]);
+  const res = await postUrl(app, auth, origin.url('/hop/1'));
+  assert.equal(res.statusCode, 400, res.body);
+  assert.equal(res.json().error.code, 'fetch_timeout');
+  assert.match(res.json().error.message, /500 ms/);
+  assert.deepEqual(
+    origin.requests.map((r) => r.url),
+    ['/hop/1', '/hop/2'],
+    'the fetch ended at the slow hop',
+  );
 });
 
 /** Streams `total` bytes in 16 KiB chunks with backpressure; records how many were written before the client left. */

@@ -1,6 +1,6 @@
 // The resolver fetches use (src/fetch/host-resolver.ts) against a real DNS server on loopback: the hosts file first,
 // DNS through c-ares for dotted names (no thread of libuv's pool held while a server takes its time), one-label
-// names through the system's lookup; and a fetch whose lookup outlasts FETCH_TIMEOUT_MS.
+// names through the system's lookup; and a fetch whose lookup outlasts FETCH_TIMEOUT_MS, which is per hop.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { pbkdf2 } from 'node:crypto';
@@ -109,4 +109,32 @@ test('fetch_timeout: a DNS server that never answers ends the fetch at FETCH_TIM
   assert.equal(slow.json().error.code, 'fetch_timeout');
   const next = await post('images.test');
   assert.equal(next.statusCode, 200, next.body);
+});
+
+test("fetch timeout is per url fetch, per hop: each hop's name lookup has its own FETCH_TIMEOUT_MS (4 hops whose lookups take 900 ms each under 1500 ms succeed)", async (t) => {
+  const { app, ctx, auth } = await buildTestApp(t, {
+    FETCH_ALLOW_CIDRS: '127.0.0.1/32',
+    FETCH_TIMEOUT_MS: '1500',
+    MAX_REDIRECTS: '3',
+  });
+  const hops = ['hop1.test', 'hop2.test', 'hop3.test', 'hop4.test'];
+  let port = 0;
+  const origin = await startOrigin(t, (req, res) => {
+    const next = hops[hops.indexOf(req.headers.host?.split(':')[0] ?? '') + 1];
+    if (next) res.writeHead(302, { location: `http://${next}:${port}/a.jpg` }).end();
+    else sendImage(res, corpus('hopper.jpg'));
+  });
+  port = origin.port;
+  const dns = await startDnsServer(
+    t,
+    Object.fromEntries(hops.map((name) => [name, { A: ['127.0.0.1'], delayMs: 900 }])),
+  );
+  const resolve = createSystemResolver({ hostsPath: hostsFile(t, ''), servers: [dns.address] });
+  ctx.fetcher = createUrlFetcher(ctx.config, { resolve });
+  const res = await postUrl(app, auth, `http://hop1.test:${port}/a.jpg`);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(
+    origin.requests.map((r) => r.headers.host),
+    hops.map((name) => `${name}:${port}`),
+  );
 });

@@ -14,6 +14,7 @@ import {
   tierAfterCancel,
   tierForSubscription,
 } from '../../src/billing/tiers.ts';
+import { soleBillingCustomer } from '../../src/billing/portal.ts';
 import { ApiError } from '../../src/errors.ts';
 
 const prices = { starter: 'price_s', growth: 'price_g', scale: 'price_x' };
@@ -189,4 +190,35 @@ test('accountTier: the highest of the operator tier and the paying subscriptions
   assert.equal(tierAfterCancel('growth', subs, 'sub_scale'), 'growth');
   assert.equal(higherTier('starter', 'growth'), 'growth');
   assert.equal(higherTier('unknown', 'free'), 'free');
+});
+
+test("soleBillingCustomer: the customer every paying subscription is on; none when they are on several; with none paying, the account's", () => {
+  const sub = (
+    customer_id: string | null,
+    status = 'active',
+    tier: string | null = 'starter',
+    started_at = 1,
+  ) => ({
+    customer_id,
+    status,
+    tier,
+    started_at,
+  });
+  assert.equal(soleBillingCustomer('cus_acct', [sub('cus_a'), sub('cus_a', 'past_due', 'scale')]), 'cus_a');
+  assert.equal(soleBillingCustomer('cus_acct', [sub('cus_a'), sub('cus_b', 'trialing')]), undefined);
+  assert.equal(soleBillingCustomer('cus_a', [sub('cus_a'), sub(null)]), undefined);
+  // Ended or unknown-price subscriptions do not count as paying.
+  assert.equal(
+    soleBillingCustomer(null, [sub('cus_a'), sub('cus_b', 'canceled'), sub('cus_c', 'active', null)]),
+    'cus_a',
+  );
+  assert.equal(soleBillingCustomer('cus_acct', [sub('cus_b', 'canceled')]), 'cus_acct');
+  assert.equal(
+    soleBillingCustomer(null, [
+      sub('cus_old', 'canceled', 'growth', 1),
+      sub('cus_new', 'canceled', 'starter', 2),
+    ]),
+    'cus_new',
+  );
+  assert.equal(soleBillingCustomer(null, []), undefined);
 });

@@ -151,7 +151,8 @@ export async function billingRoutes(scope: FastifyInstance, { ctx }: { ctx: AppC
     openPortal(deps, accountOf(request).accountId),
   );
 
-  // The service's own portal (billing/portal.ts): hosted here for a provider that hosts no pages of ours.
+  // The service's own portal (billing/portal.ts): with Stripe, for an account a checkout without the key left on
+  // several customers (Stripe's portal shows one).
   app.get('/billing/portal/:token', { schema: PORTAL_PAGE }, async (request, reply) => {
     const { token } = request.params;
     const view = await describeAccountPortal(deps, token);
