@@ -16,13 +16,7 @@ import {
 } from './auto-quality.ts';
 import { DEFAULT_QUALITY, MAX_BYTES_INPUT, type Operations, type OutputFormat } from './operations.ts';
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
-import {
-  applyPhases,
-  autoFormatCandidates,
-  BEFORE_ENCODE,
-  FROM_ENCODE,
-  type StepContext,
-} from './registry.ts';
+import { applyPhases, BEFORE_ENCODE, FROM_ENCODE, type FrameTiming, type StepContext } from './registry.ts';
 import { avifOptions, type Region, type SourceInfo } from './steps.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
@@ -78,19 +72,22 @@ interface Intermediate {
    * The oriented, resized pixels every candidate reads: raw 8-bit sRGB when there is no metadata to carry (the
    * common case: no decode of a container, the metric reads them as they are), else an uncompressed TIFF with it.
    */
-  kept: { raw: RgbImage } | { tiff: Buffer };
+  kept: { raw: RgbImage; pageHeight?: number } | { tiff: Buffer };
   source: SourceInfo;
   width: number;
   height: number;
   /** The tokens of the phases already run, which every candidate's answer starts with. */
   applied: readonly string[];
+  /** An animation's frame delays and loop, which its raw frames (stacked, `pageHeight` each) no longer carry. */
+  frameTiming?: FrameTiming;
 }
 
 /** A sharp instance on the intermediate's pixels. */
 function openIntermediate(im: Intermediate): Sharp {
   if ('tiff' in im.kept) return im.open(im.kept.tiff);
   const { data, width, height, channels } = im.kept.raw;
-  return im.open(data, { width, height, channels: channels as 3 | 4 });
+  const { pageHeight } = im.kept;
+  return im.open(data, { width, height, channels: channels as 3 | 4, ...(pageHeight && { pageHeight }) });
 }
 
 /**
@@ -162,6 +159,10 @@ export interface SearchInput {
   source: SourceInfo;
   /** The format when not auto (the requested one or the input's default). */
   format: OutputFormat;
+  /** The formats tried (planOutput's): the one format, or format "auto"'s candidates. */
+  formats: readonly OutputFormat[];
+  /** An animation whose frames are all written: the frames are searched and encoded together. */
+  frameTiming?: FrameTiming;
   inputBytes: number;
   avifEffort: number;
   /** Opens bytes (or raw pixels) with the job's decoder options and deadline: every sharp instance has them. */
@@ -174,11 +175,16 @@ export interface SearchInput {
 
 export type OpenImage = (
   data: Buffer | Uint8Array,
-  raw?: { width: number; height: number; channels: 3 | 4 },
+  raw?: { width: number; height: number; channels: 3 | 4; pageHeight?: number },
 ) => Sharp;
 
-/** Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice. */
+/**
+ * Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice. An
+ * animation is always kept raw (frames stacked): a TIFF would keep only its first page; sharp converts its pixels to
+ * sRGB from their profile on the way.
+ */
 function keepsRawPixels(req: SearchInput): boolean {
+  if (req.frameTiming) return true;
   const meta = req.inputMeta;
   return (
     req.ops.strip !== false &&
@@ -208,13 +214,16 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
   const { data, info } = await (
     plain ? req.image.raw() : req.image.keepMetadata().tiff({ compression: 'none' })
   ).toBuffer({ resolveWithObject: true });
+  const pageHeight = req.frameTiming ? info.pageHeight : undefined;
+  const height = pageHeight ?? info.height;
   return {
     open: req.open,
-    kept: plain ? { raw: rawImage(data, info) } : { tiff: data },
-    source: { ...req.source, width: info.width, height: info.height },
+    kept: plain ? { raw: rawImage(data, info), ...(pageHeight && { pageHeight }) } : { tiff: data },
+    source: { ...req.source, width: info.width, height },
     width: info.width,
-    height: info.height,
+    height,
     applied: ctx.applied,
+    ...(req.frameTiming && { frameTiming: req.frameTiming }),
   };
 }
 
@@ -235,6 +244,7 @@ async function encodeFinal(
     quality,
     avifEffort,
     ...(jpegQuantTable === undefined ? {} : { jpegQuantTable }),
+    ...(im.frameTiming && { frameTiming: im.frameTiming }),
     applied: [...im.applied],
   };
   applyPhases(ctx, FROM_ENCODE);
@@ -349,7 +359,7 @@ interface Candidate {
  */
 export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const { ops, avifEffort } = req;
-  const formats = ops.format === 'auto' ? autoFormatCandidates(ops) : [req.format];
+  const { formats } = req;
   // Padding of `contain` is transparent when any candidate keeps alpha; JPEG flattens it on white afterwards.
   const resizeFormat = formats.find((f) => f !== 'jpeg') ?? 'jpeg';
   const im = await intermediate(req, resizeFormat);

@@ -2,6 +2,7 @@
 import sharp from 'sharp';
 import {
   HEIC_NOT_DECODABLE,
+  invalidOperations,
   NOT_AN_ACCEPTED_IMAGE,
   tooManyFrames,
   tooManyPixels,
@@ -10,7 +11,7 @@ import {
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
 import { readInputStructure } from './input-header.ts';
-import { predictedSize } from './registry.ts';
+import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
 
 export interface ImageFacts {
   format: Exclude<InputFormat, 'heic'>;
@@ -41,6 +42,45 @@ export interface OutputFacts {
 /** True when an input of this format with this many frames is written with all of them. */
 export function keepsFrames(input: InputFormat, frames: number, output: OutputFormat): boolean {
   return frames > 1 && (input === 'gif' || input === 'webp') && output === 'webp';
+}
+
+/** What a job writes for an input, decided before any pixel: its format(s) and whether every frame is kept. */
+export interface OutputPlan {
+  /** One format, or format "auto"'s candidates (the smallest is written). */
+  formats: readonly OutputFormat[];
+  /** Every frame is written (WebP); otherwise the first frame only. */
+  animated: boolean;
+}
+
+/**
+ * The one rule of what is written, read by POST /v1/image, its delivery URLs and /v1/image/info alike: the named
+ * format, else the input's default; format "auto" tries its candidates. An animated GIF or WebP keeps its frames
+ * whenever WebP is what is written, and format "auto" on one chooses among the outputs that keep frames, so WebP
+ * alone, unless `formats` leaves WebP out (then the first frame, as any still). quality "auto" and max_bytes search
+ * the animation itself.
+ */
+export function planOutput(input: InputFormat, frames: number, ops: Operations): OutputPlan {
+  const formats =
+    ops.format === 'auto'
+      ? autoFormatCandidates(ops)
+      : [ops.format ?? defaultOutputFormat(input)];
+  if (formats.includes('webp') && keepsFrames(input, frames, 'webp')) return { formats: ['webp'], animated: true };
+  return { formats, animated: false };
+}
+
+/**
+ * Why these operations cannot apply to every frame of an animation that keeps them (the 400 both POST /v1/image and
+ * /v1/image/info answer), naming the first operation that cannot.
+ */
+export function checkFramesOperations(ops: Operations): void {
+  for (const [key, entry] of OPERATION_ENTRIES) {
+    const problem = ops[key] === undefined ? undefined : entry.framesProblem?.(ops);
+    if (problem) {
+      throw invalidOperations(
+        `operations.${key}: ${problem}; an animated GIF or WebP written as WebP keeps every frame (another format takes the first frame only)`,
+      );
+    }
+  }
 }
 
 /** MAX_ANIMATION_FRAMES' default, for callers of processImage that pass no frame cap (bench, tools). */
@@ -162,15 +202,19 @@ export async function probeImage(input: Buffer, limits: FrameLimits): Promise<Im
   };
 }
 
-/** What POST /v1/image writes for these facts and operations: each operation's own effect on the size (registry). */
+/**
+ * What POST /v1/image writes for these facts and operations (planOutput's format and frames, each operation's own
+ * effect on the size), or the 400 it answers for operations an animation's frames cannot take.
+ */
 export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
-  const format = ops.format === 'auto' ? null : (ops.format ?? defaultOutputFormat(facts.format));
+  const plan = planOutput(facts.format, facts.frames, ops);
+  if (plan.animated) checkFramesOperations(ops);
   const size = predictedSize({ width: facts.width, height: facts.height }, ops);
   return {
-    format,
+    format: plan.formats.length === 1 ? plan.formats[0]! : null,
     width: size.width,
     height: size.height,
-    frames: format !== null && keepsFrames(facts.format, facts.frames, format) ? facts.frames : 1,
+    frames: plan.animated ? facts.frames : 1,
     ...(ops.trim !== undefined && { exact: false as const }),
   };
 }
