@@ -56,30 +56,39 @@ export interface OutputPlan {
  * The one rule of what is written, read by POST /v1/image, its delivery URLs and /v1/image/info alike: the named
  * format, else the input's default; format "auto" tries its candidates. An animated GIF or WebP keeps its frames
  * whenever WebP is what is written, and format "auto" on one chooses among the outputs that keep frames, so WebP
- * alone, unless `formats` leaves WebP out (then the first frame, as any still). quality "auto" and max_bytes search
- * the animation itself.
+ * alone, unless `formats` leaves WebP out or an operation cannot apply to frames (then the first frame, as any
+ * still, in the smallest candidate). quality "auto" and max_bytes search the animation itself.
  */
 export function planOutput(input: InputFormat, frames: number, ops: Operations): OutputPlan {
+  const auto = ops.format === 'auto';
   const formats =
-    ops.format === 'auto'
-      ? autoFormatCandidates(ops)
-      : [ops.format ?? defaultOutputFormat(input)];
-  if (formats.includes('webp') && keepsFrames(input, frames, 'webp')) return { formats: ['webp'], animated: true };
-  return { formats, animated: false };
+    ops.format === 'auto' ? autoFormatCandidates(ops) : [ops.format ?? defaultOutputFormat(input)];
+  const animated =
+    formats.includes('webp') &&
+    keepsFrames(input, frames, 'webp') &&
+    (!auto || framesProblem(ops) === undefined);
+  return animated ? { formats: ['webp'], animated } : { formats, animated };
+}
+
+/** Why these operations cannot apply to every frame of an animation (the first that cannot), or undefined. */
+function framesProblem(ops: Operations): string | undefined {
+  for (const [key, entry] of OPERATION_ENTRIES) {
+    const problem = ops[key] === undefined ? undefined : entry.framesProblem?.(ops);
+    if (problem) return `operations.${key}: ${problem}`;
+  }
+  return undefined;
 }
 
 /**
- * Why these operations cannot apply to every frame of an animation that keeps them (the 400 both POST /v1/image and
- * /v1/image/info answer), naming the first operation that cannot.
+ * The 400 that POST /v1/image and /v1/image/info both answer when an animation keeps its frames (planOutput) and an
+ * operation cannot apply to them.
  */
 export function checkFramesOperations(ops: Operations): void {
-  for (const [key, entry] of OPERATION_ENTRIES) {
-    const problem = ops[key] === undefined ? undefined : entry.framesProblem?.(ops);
-    if (problem) {
-      throw invalidOperations(
-        `operations.${key}: ${problem}; an animated GIF or WebP written as WebP keeps every frame (another format takes the first frame only)`,
-      );
-    }
+  const problem = framesProblem(ops);
+  if (problem) {
+    throw invalidOperations(
+      `${problem}; an animated GIF or WebP written as WebP keeps every frame (another format takes the first frame only)`,
+    );
   }
 }
 

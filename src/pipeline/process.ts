@@ -130,6 +130,8 @@ function secondsLeft(deadlineAt: number): number {
 
 /** trim's default threshold: how far a pixel may differ from the corner's colour and still be border. */
 const TRIM_THRESHOLD = 10;
+/** The smallest side libvips' find_trim takes. */
+const MIN_TRIM_SIDE = 3;
 
 /**
  * trim's region of the upright image, found by a first pass (its size is only known from the pixels, and resize,
@@ -150,6 +152,8 @@ async function trimRegion(
     .raw()
     .toBuffer({ resolveWithObject: true });
   const { width, height, channels } = upright.info;
+  // libvips' trim needs 3×3 pixels; a smaller image has no border to find and keeps all of it.
+  if (width < MIN_TRIM_SIDE || height < MIN_TRIM_SIDE) return { left: 0, top: 0, width, height };
   const { info } = await sharp(upright.data, { raw: { width, height, channels } })
     .timeout({ seconds: secondsLeft(deadlineAt) })
     .trim({ threshold })
