@@ -2,6 +2,7 @@
 // keeps an animation's frames).
 import sharp from 'sharp';
 import { sniffImageFormat } from '../pipeline/formats.ts';
+import { decoderInput } from '../pipeline/input-header.ts';
 import type { Operations, OutputFormat } from '../pipeline/operations.ts';
 import { planOutput } from '../pipeline/probe.ts';
 import { inspectInput, sharpInputOptions, type ProcessLimits } from '../pipeline/process.ts';
@@ -28,7 +29,7 @@ export async function autoOutputFormat(
   }
   if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
-  const meta = await sharp(input, sharpInputOptions(limits.maxInputPixels))
+  const meta = await sharp(decoderInput(input, sniffImageFormat(input)), sharpInputOptions(limits.maxInputPixels))
     .metadata()
     .catch(() => undefined);
   return meta?.hasAlpha === true ? 'png' : 'jpeg';

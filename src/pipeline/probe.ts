@@ -10,7 +10,7 @@ import {
 } from './errors.ts';
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
-import { readInputStructure } from './input-header.ts';
+import { decoderInput, readInputStructure } from './input-header.ts';
 import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
 
 export interface ImageFacts {
@@ -176,7 +176,7 @@ export async function probeImage(input: Buffer, limits: FrameLimits): Promise<Im
   if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
   checkFrameCount(readInputStructure(input, format)?.frames ?? 1, limits);
   // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
-  const meta = await sharp(input, { limitInputPixels: false })
+  const meta = await sharp(decoderInput(input, format), { limitInputPixels: false })
     .metadata()
     .catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);

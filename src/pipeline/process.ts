@@ -10,6 +10,7 @@ import {
   unprocessableImage,
 } from './errors.ts';
 import {
+  decoderInput,
   hasTooManyJpegScans,
   MAX_JPEG_SCANS,
   readInputStructure,
@@ -208,8 +209,9 @@ async function runPipeline(
 ): Promise<ProcessedImage> {
   if (!inspected) inspectInput(input, requested, limits);
   const inputFormat = sniffImageFormat(input)!;
+  const pixels = decoderInput(input, inputFormat);
 
-  const firstFrame = sharp(input, sharpInputOptions(limits.maxInputPixels));
+  const firstFrame = sharp(pixels, sharpInputOptions(limits.maxInputPixels));
   const search = needsOutputSearch(requested);
   const fromMarkers =
     inputFormat === 'jpeg' && !search && requested.placeholder !== true ? jpegHeader(input) : undefined;
@@ -232,7 +234,7 @@ async function runPipeline(
   const frames = animated ? (meta.pages ?? 1) : 1;
   checkDecodeLimits({ width, height }, frames, limits);
   const image = animated
-    ? sharp(input, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
+    ? sharp(pixels, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
     : firstFrame;
   image.timeout({ seconds: secondsLeft(deadlineAt) });
 
@@ -244,14 +246,14 @@ async function runPipeline(
     isCmyk: meta.space === 'cmyk',
   };
   if (animated) checkFramesOperations(requested);
-  const trimmed = await trimRegion(input, requested, limits, deadlineAt);
+  const trimmed = await trimRegion(pixels, requested, limits, deadlineAt);
   // The output's size is known before a pixel is processed (trim's from its first pass): more than the cap is 413.
   const output = predictedSize(trimmed ?? source, requested);
   if (output.width * output.height * frames > limits.maxInputPixels)
     throw tooManyPixels(undefined, limits.maxInputPixels);
   // The job's one deadline, so a pass over the first frame stops with it too.
   const firstFrameOnly = () =>
-    sharp(input, sharpInputOptions(limits.maxInputPixels)).timeout({ seconds: secondsLeft(deadlineAt) });
+    sharp(pixels, sharpInputOptions(limits.maxInputPixels)).timeout({ seconds: secondsLeft(deadlineAt) });
   const ops = animated ? await operationsForFrames(requested, source, firstFrameOnly) : requested;
   const ctx: StepContext = {
     image,
