@@ -29,7 +29,10 @@ export async function autoOutputFormat(
   }
   if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
-  const meta = await sharp(decoderInput(input, sniffImageFormat(input)), sharpInputOptions(limits.maxInputPixels))
+  const meta = await sharp(
+    decoderInput(input, sniffImageFormat(input)),
+    sharpInputOptions(limits.maxInputPixels),
+  )
     .metadata()
     .catch(() => undefined);
   return meta?.hasAlpha === true ? 'png' : 'jpeg';

@@ -30,7 +30,7 @@ export interface ImageFacts {
 }
 
 export interface OutputFacts {
-  /** null for format "auto": the smallest candidate is only known by encoding, which a probe does not do. */
+  /** null for format "auto" over several candidates: the smallest is only known by encoding, which a probe does not do. */
   format: OutputFormat | null;
   width: number;
   height: number;

@@ -171,7 +171,16 @@ async function trimRegion(
 /** What a job reads of its input's header before the pixels. */
 type InputHeader = Pick<
   Metadata,
-  'format' | 'compression' | 'width' | 'height' | 'pages' | 'orientation' | 'hasAlpha' | 'space' | 'delay' | 'loop'
+  | 'format'
+  | 'compression'
+  | 'width'
+  | 'height'
+  | 'pages'
+  | 'orientation'
+  | 'hasAlpha'
+  | 'space'
+  | 'delay'
+  | 'loop'
 >;
 
 /**
@@ -285,7 +294,10 @@ async function runPipeline(
     ...(trimmed && { trimmed }),
     formats: plan.formats,
     ...(animated && {
-      frameTiming: { ...(meta.delay && { delay: meta.delay }), ...(meta.loop !== undefined && { loop: meta.loop }) },
+      frameTiming: {
+        ...(meta.delay && { delay: meta.delay }),
+        ...(meta.loop !== undefined && { loop: meta.loop }),
+      },
     }),
     inputBytes: input.length,
     inputMeta: libvipsMeta!,

@@ -68,7 +68,11 @@ test('animation: every input frame is written, identical ones too, each with its
   const app = await buildTestApp(t);
   const input = corpus('rotating-squares.gif');
   const inputDelays = (await sharp(input).metadata()).delay;
-  for (const operations of [{ format: 'webp' }, { format: 'webp', quality: 'auto' }, { format: 'webp', max_bytes: 'input' }]) {
+  for (const operations of [
+    { format: 'webp' },
+    { format: 'webp', quality: 'auto' },
+    { format: 'webp', max_bytes: 'input' },
+  ]) {
     const what = JSON.stringify(operations);
     const { written, predicted } = await bothPaths(app, input, operations);
     assert.equal(written.status, 200, `${what}: ${written.body.toString('utf8').slice(0, 300)}`);
@@ -111,7 +115,10 @@ test('animation: info refuses the operations frames cannot take exactly as POST 
 
 test('animation: with format "auto", an operation frames cannot take gives the first frame on both paths', async (t) => {
   const app = await buildTestApp(t);
-  const { written, predicted } = await bothPaths(app, corpus('rotating-squares.gif'), { format: 'auto', rotate: 90 });
+  const { written, predicted } = await bothPaths(app, corpus('rotating-squares.gif'), {
+    format: 'auto',
+    rotate: 90,
+  });
   assert.equal(written.status, 200);
   assert.equal(written.headers['x-service-output-frames'], '1');
   assert.equal(predicted.status, 200);
@@ -122,7 +129,9 @@ test('animation: delivery URLs keep the frames with f:webp, q:auto, max_bytes an
   const app = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
   const gif = corpus('rotating-squares.gif');
   const origin = await startOrigin(t, (_req, res) => sendImage(res, gif, 'image/gif'));
-  const made = (await app.app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: app.auth })).json() as {
+  const made = (
+    await app.app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: app.auth })
+  ).json() as {
     accountId: string;
     secret: string;
   };

@@ -54,7 +54,12 @@ test('GIF: canvas no frame draws is transparent in every output that keeps alpha
   assert.deepEqual(await rgbaAt(jpeg.data, 0, 2, 2), [255, 255, 255, 255]);
   const facts = await probeImage(input, limits);
   assert.equal(facts.hasAlpha, true, 'info says what the pipeline keeps');
-  assert.deepEqual(predictOutput(facts, { format: 'webp' }), { format: 'webp', width: 100, height: 100, frames: 2 });
+  assert.deepEqual(predictOutput(facts, { format: 'webp' }), {
+    format: 'webp',
+    width: 100,
+    height: 100,
+    frames: 2,
+  });
 });
 
 test('GIF: frames covering the canvas, or a declared transparent colour, decode as before', async () => {
