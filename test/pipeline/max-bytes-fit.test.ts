@@ -53,7 +53,7 @@ test('max_bytes "input" on a multi-item AVIF (pitm.avif, a 4096×800 grid) write
     {
       maxInputPixels: 40_000_000,
       processTimeoutMs: 120_000,
-      avifEffort: 2,
+      avifEffort: 0,
     },
   );
   assert.equal(out.format, 'avif');
