@@ -55,7 +55,8 @@ test('merged frames: a merged frame that disposes to the background does so afte
   const chunks = frameChunks(merged);
   const group = chunks.findIndex(([, duration]) => duration > delays[0]!);
   const disposing = Buffer.from(merged);
-  disposing[chunks[group]![0] + 8 + 15] |= 0x01;
+  const flagsAt = chunks[group]![0] + 8 + 15;
+  disposing[flagsAt] = disposing[flagsAt]! | 0x01;
   const restored = frameChunks((await restoreMergedFrames(disposing, delays, 10)).data);
   const size = chunks[group]![1] / delays[0]!;
   const flags = restored.slice(group, group + size).map(([, , f]) => f & 0x01);
