@@ -1,22 +1,38 @@
-// owns: the concrete output format of `f:auto` once the input is known (PNG keeps alpha where JPEG cannot).
+// owns: the concrete output format of `f:auto` once the input is known (PNG keeps alpha where JPEG cannot; WebP
+// keeps an animation's frames).
 import sharp from 'sharp';
-import type { OutputFormat } from '../pipeline/operations.ts';
+import { sniffImageFormat } from '../pipeline/formats.ts';
+import { decoderInput } from '../pipeline/input-header.ts';
+import type { Operations, OutputFormat } from '../pipeline/operations.ts';
+import { planOutput } from '../pipeline/probe.ts';
 import { inspectInput, sharpInputOptions, type ProcessLimits } from '../pipeline/process.ts';
-import type { NegotiatedFormat } from './negotiate.ts';
+import type { Negotiation } from './negotiate.ts';
 
 /**
- * AVIF and WebP as negotiated; `legacy` is PNG for an input with an alpha channel, else JPEG. Only the header is
- * read, after the input's structure passed the checks every job's does first (a frame bomb never reaches libvips);
- * an input sharp cannot read is left to the pipeline, which answers the documented error.
+ * AVIF and WebP as negotiated, but WebP for an animation whose frames it keeps (planOutput's rule for format "auto"
+ * over the formats Accept takes) when Accept takes it; `legacy` is PNG for an input with an alpha channel, else JPEG.
+ * Only the input's structure and header are read, after the checks every job's does first (a frame bomb never
+ * reaches libvips); an input sharp cannot read is left to the pipeline, which answers the documented error.
  */
 export async function autoOutputFormat(
-  negotiated: NegotiatedFormat,
+  negotiated: Pick<Negotiation, 'fallback' | 'acceptsWebp'>,
+  operations: Operations,
   input: Buffer,
   limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
 ): Promise<OutputFormat> {
-  if (negotiated !== 'legacy') return negotiated;
+  const { fallback } = negotiated;
+  if (fallback === 'webp') return fallback;
+  if (negotiated.acceptsWebp) {
+    const asWebp = { ...operations, format: 'auto' as const, formats: ['webp' as const] };
+    const frames = inspectInput(input, asWebp, limits)?.frames ?? 1;
+    if (planOutput(sniffImageFormat(input)!, frames, asWebp).animated) return 'webp';
+  }
+  if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
-  const meta = await sharp(input, sharpInputOptions(limits.maxInputPixels))
+  const meta = await sharp(
+    decoderInput(input, sniffImageFormat(input)),
+    sharpInputOptions(limits.maxInputPixels),
+  )
     .metadata()
     .catch(() => undefined);
   return meta?.hasAlpha === true ? 'png' : 'jpeg';

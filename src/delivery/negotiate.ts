@@ -48,6 +48,11 @@ export interface Negotiation {
   candidates: readonly OutputFormat[];
   /** When no candidate is left, or without a list: the class answered. */
   fallback: NegotiatedFormat;
+  /**
+   * Accept takes WebP, the one output that keeps an animation's frames: without a list, an animated GIF or WebP is
+   * answered as WebP then (planOutput's rule for format "auto"), AVIF or not.
+   */
+  acceptsWebp: boolean;
 }
 
 /** Without `formats:` AVIF, WebP or legacy by Accept, as always; with it, the listed formats Accept takes. */
@@ -55,10 +60,13 @@ export function negotiate(
   formats: readonly OutputFormat[] | undefined,
   accept: string | undefined,
 ): Negotiation {
+  const acceptsWebp = accept !== undefined && acceptedTypes(accept).has('image/webp');
   if (formats === undefined) {
     const fallback = negotiateFormat(accept);
-    return { key: fallback, candidates: [], fallback };
+    // An animation is AVIF's first frame where WebP is not accepted, WebP where it is: two results, two keys.
+    const key = fallback === 'avif' && !acceptsWebp ? 'avif-without-webp' : fallback;
+    return { key, candidates: [], fallback, acceptsWebp };
   }
   const candidates = acceptedCandidates(formats, accept);
-  return { key: candidates.join(',') || 'legacy', candidates, fallback: 'legacy' };
+  return { key: candidates.join(',') || 'legacy', candidates, fallback: 'legacy', acceptsWebp };
 }

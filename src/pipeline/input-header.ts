@@ -309,6 +309,72 @@ function gifStructure(buf: Buffer): InputStructure | undefined {
   };
 }
 
+/** A GIF's graphic control extension: label 0xf9, its 4-byte block (flags, delay, transparent index). */
+const GCE = 0xf9;
+const GCE_TRANSPARENT = 0x01;
+/** The colour index no pixel of a table under 256 entries can take, made transparent where one is needed. */
+const SPARE_INDEX = 255;
+
+/**
+ * The bytes libvips should decode for a GIF whose canvas has pixels no frame draws (the first frame smaller than the
+ * screen grown to hold every frame) while no frame declares a transparent colour: libnsgif leaves such pixels
+ * transparent, as browsers show them, but libvips keeps an alpha channel only when a frame declares transparency, so
+ * they came out black. The copy declares index 255 transparent on the first frame whose colour table has fewer than
+ * 256 entries (no pixel can take that index), adding a graphic control extension where the frame has none. Undefined
+ * when the GIF needs no change, or when every frame's table has 256 entries (then the pixels stay black).
+ */
+export function gifWithTransparentCanvas(buf: Buffer): Buffer | undefined {
+  if (buf.length < 13) return undefined;
+  const globalTable = gifColourTable(buf[10]!);
+  let width = buf.readUInt16LE(6);
+  let height = buf.readUInt16LE(8);
+  let first: { left: number; top: number; width: number; height: number } | undefined;
+  let gce = -1;
+  let spare: { descriptor: number; gce: number } | undefined;
+  let at = 13 + globalTable;
+  while (at >= 0 && at < buf.length && buf[at] !== 0x3b) {
+    if (buf[at] === 0x21 && at + 2 < buf.length) {
+      if (buf[at + 1] === GCE && at + 7 <= buf.length) {
+        if (buf[at + 3]! & GCE_TRANSPARENT) return undefined;
+        gce = at;
+      }
+      at = skipSubBlocks(buf, at + 2);
+    } else if (buf[at] === 0x2c && at + 10 <= buf.length) {
+      const frame = {
+        left: buf.readUInt16LE(at + 1),
+        top: buf.readUInt16LE(at + 3),
+        width: buf.readUInt16LE(at + 5),
+        height: buf.readUInt16LE(at + 7),
+      };
+      first ??= frame;
+      width = Math.max(width, frame.left + frame.width);
+      height = Math.max(height, frame.top + frame.height);
+      const table = buf[at + 9]! & 0x80 ? gifColourTable(buf[at + 9]!) : globalTable;
+      if (!spare && table < 3 * 256) spare = { descriptor: at, gce };
+      gce = -1;
+      at = skipSubBlocks(buf, at + 10 + gifColourTable(buf[at + 9]!) + 1);
+    } else {
+      break;
+    }
+  }
+  const covered =
+    first && first.left === 0 && first.top === 0 && first.width === width && first.height === height;
+  if (!first || covered || !spare) return undefined;
+  if (spare.gce >= 0) {
+    const copy = Buffer.from(buf);
+    copy[spare.gce + 3] = copy[spare.gce + 3]! | GCE_TRANSPARENT;
+    copy[spare.gce + 6] = SPARE_INDEX;
+    return copy;
+  }
+  const added = Buffer.from([0x21, GCE, 0x04, GCE_TRANSPARENT, 0x00, 0x00, SPARE_INDEX, 0x00]);
+  return Buffer.concat([buf.subarray(0, spare.descriptor), added, buf.subarray(spare.descriptor)]);
+}
+
+/** The bytes every libvips call of a job or probe reads: the input, or a GIF's copy with a transparent canvas. */
+export function decoderInput(input: Buffer, format: InputFormat | undefined): Buffer {
+  return format === 'gif' ? (gifWithTransparentCanvas(input) ?? input) : input;
+}
+
 const ANMF = 0x414e4d46;
 
 /**

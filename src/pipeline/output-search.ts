@@ -16,13 +16,7 @@ import {
 } from './auto-quality.ts';
 import { DEFAULT_QUALITY, MAX_BYTES_INPUT, type Operations, type OutputFormat } from './operations.ts';
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
-import {
-  applyPhases,
-  autoFormatCandidates,
-  BEFORE_ENCODE,
-  FROM_ENCODE,
-  type StepContext,
-} from './registry.ts';
+import { applyPhases, BEFORE_ENCODE, FROM_ENCODE, type FrameTiming, type StepContext } from './registry.ts';
 import { avifOptions, type Region, type SourceInfo } from './steps.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
@@ -78,19 +72,22 @@ interface Intermediate {
    * The oriented, resized pixels every candidate reads: raw 8-bit sRGB when there is no metadata to carry (the
    * common case: no decode of a container, the metric reads them as they are), else an uncompressed TIFF with it.
    */
-  kept: { raw: RgbImage } | { tiff: Buffer };
+  kept: { raw: RgbImage; pageHeight?: number } | { tiff: Buffer };
   source: SourceInfo;
   width: number;
   height: number;
   /** The tokens of the phases already run, which every candidate's answer starts with. */
   applied: readonly string[];
+  /** An animation's frame delays and loop, which its raw frames (stacked, `pageHeight` each) no longer carry. */
+  frameTiming?: FrameTiming;
 }
 
 /** A sharp instance on the intermediate's pixels. */
 function openIntermediate(im: Intermediate): Sharp {
   if ('tiff' in im.kept) return im.open(im.kept.tiff);
   const { data, width, height, channels } = im.kept.raw;
-  return im.open(data, { width, height, channels: channels as 3 | 4 });
+  const { pageHeight } = im.kept;
+  return im.open(data, { width, height, channels: channels as 3 | 4, ...(pageHeight && { pageHeight }) });
 }
 
 /**
@@ -162,6 +159,10 @@ export interface SearchInput {
   source: SourceInfo;
   /** The format when not auto (the requested one or the input's default). */
   format: OutputFormat;
+  /** The formats tried (planOutput's): the one format, or format "auto"'s candidates. */
+  formats: readonly OutputFormat[];
+  /** An animation whose frames are all written: the frames are searched and encoded together. */
+  frameTiming?: FrameTiming;
   inputBytes: number;
   avifEffort: number;
   /** Opens bytes (or raw pixels) with the job's decoder options and deadline: every sharp instance has them. */
@@ -174,11 +175,16 @@ export interface SearchInput {
 
 export type OpenImage = (
   data: Buffer | Uint8Array,
-  raw?: { width: number; height: number; channels: 3 | 4 },
+  raw?: { width: number; height: number; channels: 3 | 4; pageHeight?: number },
 ) => Sharp;
 
-/** Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice. */
+/**
+ * Raw pixels lose only metadata: with strip (the default) that is the ICC profile, so without one they suffice. An
+ * animation is always kept raw (frames stacked): a TIFF would keep only its first page; sharp converts its pixels to
+ * sRGB from their profile on the way.
+ */
 function keepsRawPixels(req: SearchInput): boolean {
+  if (req.frameTiming) return true;
   const meta = req.inputMeta;
   return (
     req.ops.strip !== false &&
@@ -208,13 +214,16 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
   const { data, info } = await (
     plain ? req.image.raw() : req.image.keepMetadata().tiff({ compression: 'none' })
   ).toBuffer({ resolveWithObject: true });
+  const pageHeight = req.frameTiming ? info.pageHeight : undefined;
+  const height = pageHeight ?? info.height;
   return {
     open: req.open,
-    kept: plain ? { raw: rawImage(data, info) } : { tiff: data },
-    source: { ...req.source, width: info.width, height: info.height },
+    kept: plain ? { raw: rawImage(data, info), ...(pageHeight && { pageHeight }) } : { tiff: data },
+    source: { ...req.source, width: info.width, height },
     width: info.width,
-    height: info.height,
+    height,
     applied: ctx.applied,
+    ...(req.frameTiming && { frameTiming: req.frameTiming }),
   };
 }
 
@@ -235,6 +244,7 @@ async function encodeFinal(
     quality,
     avifEffort,
     ...(jpegQuantTable === undefined ? {} : { jpegQuantTable }),
+    ...(im.frameTiming && { frameTiming: im.frameTiming }),
     applied: [...im.applied],
   };
   applyPhases(ctx, FROM_ENCODE);
@@ -349,7 +359,7 @@ interface Candidate {
  */
 export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const { ops, avifEffort } = req;
-  const formats = ops.format === 'auto' ? autoFormatCandidates(ops) : [req.format];
+  const { formats } = req;
   // Padding of `contain` is transparent when any candidate keeps alpha; JPEG flattens it on white afterwards.
   const resizeFormat = formats.find((f) => f !== 'jpeg') ?? 'jpeg';
   const im = await intermediate(req, resizeFormat);
@@ -427,9 +437,47 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
 }
 
 /**
- * The highest quality below `over.quality` whose output fits `cap` (bisection on real encodes, sizes fall as
- * quality falls); when even the floor does not fit, the smallest output made.
+ * Encodes fitUnder makes at most: the floor, then qualities interpolated on the log of the size inside the closest
+ * bracket. A bisection between the floor and 80 took seven whole encodes, 11 s for a 4096×800 AVIF; sizes fall about
+ * exponentially with quality, so the first interpolation lands near the answer and a second refines it.
  */
+export const MAX_FIT_ENCODES = 3;
+
+/** An encode at a quality and its size, as fitQuality compares them. */
+export interface SizedEncode {
+  quality: number;
+  bytes: number;
+}
+
+/**
+ * A high quality below `over.quality` whose output fits `cap`, in at most MAX_FIT_ENCODES encodes: the floor first
+ * (when even it does not fit, the smaller of it and `over`), then the quality where the log of the size, interpolated
+ * between the closest encodes below and above the cap, meets it.
+ */
+export async function fitQuality<T extends SizedEncode>(
+  cap: number,
+  over: T,
+  floor: number,
+  encode: (quality: number) => Promise<T>,
+): Promise<T> {
+  const atFloor = await encode(floor);
+  if (atFloor.bytes > cap) return atFloor.bytes < over.bytes ? atFloor : over;
+  let fits = atFloor;
+  let above = over;
+  for (let made = 1; made < MAX_FIT_ENCODES && above.quality - fits.quality > 1; made++) {
+    const k = Math.log(cap / fits.bytes) / Math.log(above.bytes / fits.bytes);
+    const quality = Math.min(
+      above.quality - 1,
+      Math.max(fits.quality + 1, Math.floor(fits.quality + k * (above.quality - fits.quality))),
+    );
+    const c = await encode(quality);
+    if (c.bytes <= cap) fits = c;
+    else above = c;
+  }
+  return fits;
+}
+
+/** The highest quality below `over.quality` whose output fits `cap` that fitQuality finds, on whole encodes. */
 async function fitUnder(
   cap: number,
   over: Candidate,
@@ -438,24 +486,12 @@ async function fitUnder(
   avifEffort: number,
   jpegQuantTable: number | undefined,
 ): Promise<Candidate> {
-  const encode = async (quality: number): Promise<Candidate> => ({
-    format: over.format,
-    quality,
-    ...(await encodeFinal(im, ops, over.format, quality, avifEffort, jpegQuantTable)),
-  });
-  const floor = Math.min(MAX_BYTES_QUALITY_FLOOR, over.quality);
-  const atFloor = await encode(floor);
-  if (atFloor.data.length > cap) return atFloor.data.length < over.data.length ? atFloor : over;
-  let fits = atFloor;
-  let lo = floor;
-  let hi = over.quality;
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    const c = await encode(mid);
-    if (c.data.length <= cap) {
-      lo = mid;
-      fits = c;
-    } else hi = mid;
-  }
-  return fits;
+  const sized = (c: Candidate) => ({ ...c, bytes: c.data.length });
+  const encode = async (quality: number) =>
+    sized({
+      format: over.format,
+      quality,
+      ...(await encodeFinal(im, ops, over.format, quality, avifEffort, jpegQuantTable)),
+    });
+  return fitQuality(cap, sized(over), Math.min(MAX_BYTES_QUALITY_FLOOR, over.quality), encode);
 }

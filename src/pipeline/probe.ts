@@ -2,6 +2,7 @@
 import sharp from 'sharp';
 import {
   HEIC_NOT_DECODABLE,
+  invalidOperations,
   NOT_AN_ACCEPTED_IMAGE,
   tooManyFrames,
   tooManyPixels,
@@ -9,8 +10,8 @@ import {
 } from './errors.ts';
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
-import { readInputStructure } from './input-header.ts';
-import { predictedSize } from './registry.ts';
+import { decoderInput, readInputStructure } from './input-header.ts';
+import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
 
 export interface ImageFacts {
   format: Exclude<InputFormat, 'heic'>;
@@ -29,7 +30,7 @@ export interface ImageFacts {
 }
 
 export interface OutputFacts {
-  /** null for format "auto": the smallest candidate is only known by encoding, which a probe does not do. */
+  /** null for format "auto" over several candidates: the smallest is only known by encoding, which a probe does not do. */
   format: OutputFormat | null;
   width: number;
   height: number;
@@ -41,6 +42,54 @@ export interface OutputFacts {
 /** True when an input of this format with this many frames is written with all of them. */
 export function keepsFrames(input: InputFormat, frames: number, output: OutputFormat): boolean {
   return frames > 1 && (input === 'gif' || input === 'webp') && output === 'webp';
+}
+
+/** What a job writes for an input, decided before any pixel: its format(s) and whether every frame is kept. */
+export interface OutputPlan {
+  /** One format, or format "auto"'s candidates (the smallest is written). */
+  formats: readonly OutputFormat[];
+  /** Every frame is written (WebP); otherwise the first frame only. */
+  animated: boolean;
+}
+
+/**
+ * The one rule of what is written, read by POST /v1/image, its delivery URLs and /v1/image/info alike: the named
+ * format, else the input's default; format "auto" tries its candidates. An animated GIF or WebP keeps its frames
+ * whenever WebP is what is written, and format "auto" on one chooses among the outputs that keep frames, so WebP
+ * alone, unless `formats` leaves WebP out or an operation cannot apply to frames (then the first frame, as any
+ * still, in the smallest candidate). quality "auto" and max_bytes search the animation itself.
+ */
+export function planOutput(input: InputFormat, frames: number, ops: Operations): OutputPlan {
+  const auto = ops.format === 'auto';
+  const formats =
+    ops.format === 'auto' ? autoFormatCandidates(ops) : [ops.format ?? defaultOutputFormat(input)];
+  const animated =
+    formats.includes('webp') &&
+    keepsFrames(input, frames, 'webp') &&
+    (!auto || framesProblem(ops) === undefined);
+  return animated ? { formats: ['webp'], animated } : { formats, animated };
+}
+
+/** Why these operations cannot apply to every frame of an animation (the first that cannot), or undefined. */
+function framesProblem(ops: Operations): string | undefined {
+  for (const [key, entry] of OPERATION_ENTRIES) {
+    const problem = ops[key] === undefined ? undefined : entry.framesProblem?.(ops);
+    if (problem) return `operations.${key}: ${problem}`;
+  }
+  return undefined;
+}
+
+/**
+ * The 400 that POST /v1/image and /v1/image/info both answer when an animation keeps its frames (planOutput) and an
+ * operation cannot apply to them.
+ */
+export function checkFramesOperations(ops: Operations): void {
+  const problem = framesProblem(ops);
+  if (problem) {
+    throw invalidOperations(
+      `${problem}; an animated GIF or WebP written as WebP keeps every frame (another format takes the first frame only)`,
+    );
+  }
 }
 
 /** MAX_ANIMATION_FRAMES' default, for callers of processImage that pass no frame cap (bench, tools). */
@@ -127,7 +176,7 @@ export async function probeImage(input: Buffer, limits: FrameLimits): Promise<Im
   if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
   checkFrameCount(readInputStructure(input, format)?.frames ?? 1, limits);
   // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
-  const meta = await sharp(input, { limitInputPixels: false })
+  const meta = await sharp(decoderInput(input, format), { limitInputPixels: false })
     .metadata()
     .catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
@@ -162,15 +211,19 @@ export async function probeImage(input: Buffer, limits: FrameLimits): Promise<Im
   };
 }
 
-/** What POST /v1/image writes for these facts and operations: each operation's own effect on the size (registry). */
+/**
+ * What POST /v1/image writes for these facts and operations (planOutput's format and frames, each operation's own
+ * effect on the size), or the 400 it answers for operations an animation's frames cannot take.
+ */
 export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
-  const format = ops.format === 'auto' ? null : (ops.format ?? defaultOutputFormat(facts.format));
+  const plan = planOutput(facts.format, facts.frames, ops);
+  if (plan.animated) checkFramesOperations(ops);
   const size = predictedSize({ width: facts.width, height: facts.height }, ops);
   return {
-    format,
+    format: plan.formats.length === 1 ? plan.formats[0]! : null,
     width: size.width,
     height: size.height,
-    frames: format !== null && keepsFrames(facts.format, facts.frames, format) ? facts.frames : 1,
+    frames: plan.animated ? facts.frames : 1,
     ...(ops.trim !== undefined && { exact: false as const }),
   };
 }

@@ -10,20 +10,21 @@ import {
   unprocessableImage,
 } from './errors.ts';
 import {
+  decoderInput,
   hasTooManyJpegScans,
   MAX_JPEG_SCANS,
   readInputStructure,
   readJpegFrame,
   type InputStructure,
 } from './input-header.ts';
-import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
+import { ACCEPTED_LOADERS, decodedAsSniffed, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
-import { checkDecodeLimits, checkFrameCount, keepsFrames } from './probe.ts';
+import { checkDecodeLimits, checkFrameCount, checkFramesOperations, planOutput } from './probe.ts';
 import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
+import { restoreMergedFrames } from './webp-frames.ts';
 import {
   applyPhases,
   needsOutputSearch,
-  OPERATION_ENTRIES,
   operationsForFrames,
   PHASES,
   predictedSize,
@@ -31,7 +32,6 @@ import {
 } from './registry.ts';
 import { prepareOverlay, unknownOverlay } from './overlay.ts';
 import { placeholderOfImage, placeholderOfPixels, type Placeholder } from './placeholder.ts';
-import { invalidOperations } from './errors.ts';
 import type { Region, SourceInfo } from './steps.ts';
 
 /**
@@ -113,9 +113,8 @@ export function inspectInput(
   const structure = readInputStructure(input, format);
   if (structure === undefined) return undefined;
   checkFrameCount(structure.frames, limits);
-  const output = ops.format === undefined || ops.format === 'auto' ? defaultOutputFormat(format) : ops.format;
-  const kept = !needsOutputSearch(ops) && keepsFrames(format, structure.frames, output);
-  checkDecodeLimits(structure, kept ? structure.frames : 1, limits);
+  const { animated } = planOutput(format, structure.frames, ops);
+  checkDecodeLimits(structure, animated ? structure.frames : 1, limits);
   return structure;
 }
 
@@ -132,6 +131,8 @@ function secondsLeft(deadlineAt: number): number {
 
 /** trim's default threshold: how far a pixel may differ from the corner's colour and still be border. */
 const TRIM_THRESHOLD = 10;
+/** The smallest side libvips' find_trim takes. */
+const MIN_TRIM_SIDE = 3;
 
 /**
  * trim's region of the upright image, found by a first pass (its size is only known from the pixels, and resize,
@@ -152,6 +153,8 @@ async function trimRegion(
     .raw()
     .toBuffer({ resolveWithObject: true });
   const { width, height, channels } = upright.info;
+  // libvips' trim needs 3×3 pixels; a smaller image has no border to find and keeps all of it.
+  if (width < MIN_TRIM_SIDE || height < MIN_TRIM_SIDE) return { left: 0, top: 0, width, height };
   const { info } = await sharp(upright.data, { raw: { width, height, channels } })
     .timeout({ seconds: secondsLeft(deadlineAt) })
     .trim({ threshold })
@@ -168,7 +171,16 @@ async function trimRegion(
 /** What a job reads of its input's header before the pixels. */
 type InputHeader = Pick<
   Metadata,
-  'format' | 'compression' | 'width' | 'height' | 'pages' | 'orientation' | 'hasAlpha' | 'space'
+  | 'format'
+  | 'compression'
+  | 'width'
+  | 'height'
+  | 'pages'
+  | 'orientation'
+  | 'hasAlpha'
+  | 'space'
+  | 'delay'
+  | 'loop'
 >;
 
 /**
@@ -206,8 +218,9 @@ async function runPipeline(
 ): Promise<ProcessedImage> {
   if (!inspected) inspectInput(input, requested, limits);
   const inputFormat = sniffImageFormat(input)!;
+  const pixels = decoderInput(input, inputFormat);
 
-  const firstFrame = sharp(input, sharpInputOptions(limits.maxInputPixels));
+  const firstFrame = sharp(pixels, sharpInputOptions(limits.maxInputPixels));
   const search = needsOutputSearch(requested);
   const fromMarkers =
     inputFormat === 'jpeg' && !search && requested.placeholder !== true ? jpegHeader(input) : undefined;
@@ -222,17 +235,15 @@ async function runPipeline(
   const height = meta.height ?? 0;
   if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');
 
-  const format =
-    requested.format === undefined || requested.format === 'auto'
-      ? defaultOutputFormat(inputFormat)
-      : requested.format;
-  // An animated GIF or WebP written as WebP keeps every frame; anything else decodes the first frame only, and so
-  // does a search for a quality or format (auto, max_bytes), which compares stills.
-  const animated = !search && keepsFrames(inputFormat, meta.pages ?? 1, format);
+  // An animated GIF or WebP written as WebP keeps every frame (a search encodes them all); anything else decodes
+  // the first frame only.
+  const plan = planOutput(inputFormat, meta.pages ?? 1, requested);
+  const { animated } = plan;
+  const format = plan.formats[0]!;
   const frames = animated ? (meta.pages ?? 1) : 1;
   checkDecodeLimits({ width, height }, frames, limits);
   const image = animated
-    ? sharp(input, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
+    ? sharp(pixels, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
     : firstFrame;
   image.timeout({ seconds: secondsLeft(deadlineAt) });
 
@@ -243,24 +254,15 @@ async function runPipeline(
     hasAlpha: meta.hasAlpha === true,
     isCmyk: meta.space === 'cmyk',
   };
-  if (animated) {
-    for (const [key, entry] of OPERATION_ENTRIES) {
-      const problem = requested[key] === undefined ? undefined : entry.framesProblem?.(requested);
-      if (problem) {
-        throw invalidOperations(
-          `operations.${key}: ${problem}; an animated GIF or WebP written as WebP keeps every frame (another format takes the first frame only)`,
-        );
-      }
-    }
-  }
-  const trimmed = await trimRegion(input, requested, limits, deadlineAt);
+  if (animated) checkFramesOperations(requested);
+  const trimmed = await trimRegion(pixels, requested, limits, deadlineAt);
   // The output's size is known before a pixel is processed (trim's from its first pass): more than the cap is 413.
   const output = predictedSize(trimmed ?? source, requested);
   if (output.width * output.height * frames > limits.maxInputPixels)
     throw tooManyPixels(undefined, limits.maxInputPixels);
   // The job's one deadline, so a pass over the first frame stops with it too.
   const firstFrameOnly = () =>
-    sharp(input, sharpInputOptions(limits.maxInputPixels)).timeout({ seconds: secondsLeft(deadlineAt) });
+    sharp(pixels, sharpInputOptions(limits.maxInputPixels)).timeout({ seconds: secondsLeft(deadlineAt) });
   const ops = animated ? await operationsForFrames(requested, source, firstFrameOnly) : requested;
   const ctx: StepContext = {
     image,
@@ -283,9 +285,20 @@ async function runPipeline(
     );
   }
   image.autoOrient();
+  // An animation's frames as the input had them, whatever libwebp merged (webp-frames.ts).
+  const delays = meta.delay ?? [];
+  const allFrames = async (data: Buffer) =>
+    animated ? await restoreMergedFrames(data, delays, secondsLeft(deadlineAt)) : { data, frames: 1 };
   const throughIntermediate = (): SearchInput => ({
     ...ctx,
     ...(trimmed && { trimmed }),
+    formats: plan.formats,
+    ...(animated && {
+      frameTiming: {
+        ...(meta.delay && { delay: meta.delay }),
+        ...(meta.loop !== undefined && { loop: meta.loop }),
+      },
+    }),
     inputBytes: input.length,
     inputMeta: libvipsMeta!,
     // Every instance from the intermediate gets what is left of the one deadline, and none starts after it.
@@ -294,7 +307,10 @@ async function runPipeline(
         seconds: secondsLeft(deadlineAt),
       }),
   });
-  if (search) return { ...(await searchOutput(throughIntermediate())), frames: 1 };
+  if (search) {
+    const searched = await searchOutput(throughIntermediate());
+    return { ...searched, ...(await allFrames(searched.data)) };
+  }
   if (ops.placeholder === true && !animated) {
     // The placeholder from the pixels before the encode: decoding the output again cost ~1.8 ms on W1, this ~0.6 ms
     // (BENCHMARKS.md, "Placeholder"). JPEG flattens alpha, which those pixels still have: such an output is decoded.
@@ -312,15 +328,12 @@ async function runPipeline(
   applyPhases(ctx, PHASES);
 
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
-  // libwebp merges identical consecutive frames (adding their delays): the header says how many were written.
-  const written = animated ? ((await sharp(data).metadata()).pages ?? 1) : 1;
   return {
-    data,
+    ...(await allFrames(data)),
     format: ctx.format,
     width: info.width,
     height: animated ? (info.pageHeight ?? info.height) : info.height,
     applied: ctx.applied,
-    frames: written,
   };
 }
 

@@ -477,6 +477,14 @@ export interface StepContext {
   trimmed?: Region;
   /** Set once the crop's step has asked sharp for the rotation and flip (which it must ask for before its cut). */
   oriented?: boolean;
+  /** An animation encoded from raw frames (the output search): the delays and loop its encode writes. */
+  frameTiming?: FrameTiming;
+}
+
+/** An animation's frame delays (milliseconds) and loop count (0: forever), as sharp reads and writes them. */
+export interface FrameTiming {
+  delay?: number[];
+  loop?: number;
 }
 
 export type Step = (ctx: StepContext) => void;
@@ -690,7 +698,7 @@ const encodeStep: Step = (ctx) => {
     image.jpeg(
       ctx.jpegQuantTable === undefined ? { quality } : { quality, quantisationTable: ctx.jpegQuantTable },
     );
-  else if (format === 'webp') image.webp({ quality });
+  else if (format === 'webp') image.webp({ quality, ...ctx.frameTiming });
   else if (format === 'avif') image.avif(avifOptions(quality, ctx.avifEffort));
   else image.png();
   ctx.applied.push(`format=${format}`);

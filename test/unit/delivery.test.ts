@@ -258,9 +258,21 @@ test('negotiation with a formats list: the listed formats Accept takes (JPEG and
     key: 'legacy',
     candidates: [],
     fallback: 'legacy',
+    acceptsWebp: false,
   });
   assert.deepEqual(negotiate(['png', 'avif'], 'image/*').candidates, ['png']);
-  assert.deepEqual(negotiate(undefined, chromium), { key: 'avif', candidates: [], fallback: 'avif' });
+  assert.deepEqual(negotiate(undefined, chromium), {
+    key: 'avif',
+    candidates: [],
+    fallback: 'avif',
+    acceptsWebp: true,
+  });
+});
+
+test('negotiation: AVIF without WebP is its own key (an animation is answered as WebP where Accept takes it)', () => {
+  assert.equal(negotiate(undefined, 'image/avif').key, 'avif-without-webp');
+  assert.equal(negotiate(undefined, 'image/avif,image/webp').key, 'avif');
+  assert.equal(negotiate(undefined, 'image/avif').acceptsWebp, false);
 });
 
 test('result cache: keys differ by account, source, options (v: among them), negotiated format and purge generations', () => {

@@ -314,7 +314,7 @@ async function negotiatedOperations(
   const { formats: _listed, ...rest } = operations;
   if (negotiated.candidates.length > 1)
     return { ...rest, format: 'auto', formats: [...negotiated.candidates] };
-  const format = negotiated.candidates[0] ?? (await autoOutputFormat(negotiated.fallback, input, limits));
+  const format = negotiated.candidates[0] ?? (await autoOutputFormat(negotiated, rest, input, limits));
   return { ...rest, format };
 }
 

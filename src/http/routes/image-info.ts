@@ -37,10 +37,15 @@ const infoResponseSchema = z.object({
       format: z
         .enum(OUTPUT_FORMATS)
         .nullable()
-        .describe('null with format "auto": the smallest candidate is only known by encoding'),
+        .describe(
+          'null with format "auto" over several candidates: the smallest is only known by encoding (an animation kept as WebP has one)',
+        ),
       width: z.number().int(),
       height: z.number().int(),
-      frames: z.number().int(),
+      frames: z
+        .number()
+        .int()
+        .describe('Frames written: every input frame of an animation kept as WebP, else 1.'),
       exact: z
         .literal(false)
         .optional()
