@@ -24,6 +24,7 @@ import {
   type StepContext,
 } from './registry.ts';
 import { avifOptions, type Region, type SourceInfo } from './steps.ts';
+import { applyColourRoute, colourRoute } from './colour.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
 export const MAX_BYTES_QUALITY_FLOOR = 30;
@@ -76,7 +77,8 @@ interface Intermediate {
   open: OpenImage;
   /**
    * The oriented, resized pixels every candidate reads: raw 8-bit sRGB when there is no metadata to carry (the
-   * common case: no decode of a container, the metric reads them as they are), else an uncompressed TIFF with it.
+   * common case: no decode of a container, the metric reads them as they are), else an uncompressed TIFF with it
+   * (and with grey or 16-bit pixels as they are).
    */
   kept: { raw: RgbImage } | { tiff: Buffer };
   source: SourceInfo;
@@ -185,8 +187,7 @@ function keepsRawPixels(req: SearchInput): boolean {
     meta.icc === undefined &&
     meta.space === 'srgb' &&
     meta.depth === 'uchar' &&
-    (meta.channels === 3 || meta.channels === 4) &&
-    !req.source.isCmyk
+    (meta.channels === 3 || meta.channels === 4)
   );
 }
 
@@ -205,9 +206,12 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     ...(req.trimmed && { trimmed: req.trimmed }),
   };
   applyPhases(ctx, BEFORE_ENCODE);
-  const { data, info } = await (
-    plain ? req.image.raw() : req.image.keepMetadata().tiff({ compression: 'none' })
-  ).toBuffer({ resolveWithObject: true });
+  // The intermediate takes the colour route too (a CMYK input is converted with its own profile here, once), keeping
+  // grey, 16 bits and every piece of metadata for the candidates, whose strip step routes them as the plain path does.
+  if (!plain) applyColourRoute(req.image, colourRoute(req.source.colour, 'intermediate', req.ops), true);
+  const { data, info } = await (plain ? req.image.raw() : req.image.tiff({ compression: 'none' })).toBuffer({
+    resolveWithObject: true,
+  });
   return {
     open: req.open,
     kept: plain ? { raw: rawImage(data, info) } : { tiff: data },
