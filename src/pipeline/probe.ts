@@ -6,10 +6,11 @@ import {
   tooManyFrames,
   tooManyPixels,
   unprocessableImage,
+  unterminatedTiffText,
 } from './errors.ts';
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
-import { readInputStructure } from './input-header.ts';
+import { readInputStructure, tiffUnterminatedTextTag } from './input-header.ts';
 import { predictedSize } from './registry.ts';
 
 export interface ImageFacts {
@@ -61,6 +62,12 @@ export function checkDecodeLimits(frame: Size, decodedFrames: number, limits: Fr
   if (frame.width * frame.height * decodedFrames > limits.maxInputPixels) {
     throw tooManyPixels(undefined, limits.maxInputPixels);
   }
+}
+
+/** A TIFF with a text tag its decoder warns on is refused before any libvips call, naming the tag (422). */
+export function checkTiffText(input: Buffer, format: InputFormat): void {
+  const unterminated = format === 'tiff' ? tiffUnterminatedTextTag(input) : undefined;
+  if (unterminated !== undefined) throw unterminatedTiffText(unterminated);
 }
 
 /**
@@ -125,6 +132,7 @@ export async function probeImage(input: Buffer, limits: FrameLimits): Promise<Im
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  checkTiffText(input, format);
   checkFrameCount(readInputStructure(input, format)?.frames ?? 1, limits);
   // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
   const meta = await sharp(input, { limitInputPixels: false })
