@@ -51,7 +51,7 @@ const TIFF_TEXT_TAGS: Record<number, string> = {
   306: 'DateTime',
   315: 'Artist',
   33432: 'Copyright',
-  34737: "GeoAsciiParams, a GeoTIFF tag",
+  34737: 'GeoAsciiParams, a GeoTIFF tag',
 };
 
 /** 422 for a TIFF whose tag `tag` holds text without its null byte (input-header.ts, tiffUnterminatedTextTag). */

@@ -198,7 +198,10 @@ async function uprightInSrgb(
   ops: Operations,
   deadlineAt: number,
 ): Promise<Buffer> {
-  const converted = firstFrame.clone().timeout({ seconds: secondsLeft(deadlineAt) }).autoOrient();
+  const converted = firstFrame
+    .clone()
+    .timeout({ seconds: secondsLeft(deadlineAt) })
+    .autoOrient();
   applyColourRoute(converted, colourRoute(colour, 'intermediate', ops), true);
   return converted.tiff({ compression: 'none' }).toBuffer();
 }
@@ -272,7 +275,10 @@ async function runPipeline(
   const image = animated
     ? sharp(input, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
     : turnsCmyk(colour, requested)
-      ? sharp(await uprightInSrgb(firstFrame, colour, requested, deadlineAt), sharpInputOptions(limits.maxInputPixels))
+      ? sharp(
+          await uprightInSrgb(firstFrame, colour, requested, deadlineAt),
+          sharpInputOptions(limits.maxInputPixels),
+        )
       : firstFrame;
   image.timeout({ seconds: secondsLeft(deadlineAt) });
 

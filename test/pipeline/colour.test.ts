@@ -62,12 +62,12 @@ test('CMYK with an embedded profile: every path converts it with that profile (F
 });
 
 test('a grey input with a grey profile stays grey with that profile in JPEG and PNG, on every path', async () => {
-  const paths = { ...PATHS, 'format auto': { format: 'auto', formats: ['jpeg', 'png'] } } as const;
   for (const name of ['concert.jpg', 'synthetic-grey16-alpha-icc.png']) {
     const profile = (await sharp(corpus(name)).metadata()).icc;
-    for (const [path, ops] of Object.entries(paths)) {
+    for (const [path, ops] of Object.entries(PATHS)) {
       for (const format of ['jpeg', 'png'] as const) {
-        const asked: Operations = path === 'format auto' ? ops : { ...ops, format };
+        // format auto with JPEG, then PNG, as its one candidate: the formats that hold grey.
+        const asked: Operations = path === 'format auto' ? { ...ops, formats: [format] } : { ...ops, format };
         const out = await run(name, { ...asked, resize: { w: 48 } });
         const meta = await sharp(out.data).metadata();
         const what = `${name} ${path} → ${out.format}`;
@@ -96,6 +96,30 @@ test('a grey input with a grey profile written as WebP or AVIF is converted with
   }
 });
 
+test('a grey input given colour (a background that is not grey) is written in sRGB converted with its profile', async () => {
+  // The picture 16 px inside its edges: JPEG's chroma blocks mix the red into the pixels next to the pad.
+  const inner = async (data: Buffer, left: number) =>
+    srgbCells(
+      await sharp(data)
+        .extract({ left: left + 16, top: left + 16, width: 400 - 32, height: 267 - 32 })
+        .png()
+        .toBuffer(),
+    );
+  const reference = await inner((await run('concert.jpg', { format: 'png' })).data, 0);
+  for (const format of ['jpeg', 'png'] as const) {
+    for (const [path, ops] of Object.entries(PATHS)) {
+      const asked: Operations = path === 'format auto' ? { ...ops, formats: [format] } : { ...ops, format };
+      const out = await run('concert.jpg', { ...asked, pad: 8, background: '#ff0000' });
+      const meta = await sharp(out.data).metadata();
+      assert.equal(meta.space, 'srgb', `${format} ${path}`);
+      assert.equal(await profileSpace(out.data), 'RGB ', `${format} ${path}: tagged sRGB`);
+      const [r, g, b] = await sharp(out.data).raw().toBuffer();
+      assertClose([r ?? 0, g ?? 0, b ?? 0], [255, 0, 0], 3, `${format} ${path}: the red pad`);
+      assertClose(await inner(out.data, 8), reference, 3, `${format} ${path}: the picture's colours`);
+    }
+  }
+});
+
 /** The 33 16-bit PNGs of PngSuite (two of them sit at the corpus' top, the others in pngsuite-16bit/). */
 const PNGSUITE_16_BIT = [
   'bggn4a16.png',
@@ -115,7 +139,7 @@ async function samples(data: Buffer): Promise<{ space: string | undefined; raw: 
 
 test('a 16-bit PNG written as PNG keeps its 16-bit samples exactly, on every path', async () => {
   assert.equal(PNGSUITE_16_BIT.length, 33);
-  const paths = { ...PATHS, 'format auto': { format: 'auto', formats: ['png'] } } as const;
+  const paths: Record<string, Operations> = { ...PATHS, 'format auto': { format: 'auto', formats: ['png'] } };
   for (const name of PNGSUITE_16_BIT) {
     const input = await samples(corpus(name));
     for (const [path, ops] of Object.entries(paths)) {
@@ -131,7 +155,10 @@ test('a 16-bit PNG written as PNG keeps its 16-bit samples exactly, on every pat
 test('a CMYK TIFF with alpha turns by -30° beside a resize, keeping its alpha and colour, on every path', async () => {
   const upright = await srgbCells((await run('synthetic-cmyk-alpha.tif', { format: 'png' })).data);
   // format auto among the formats that keep alpha: JPEG's flattening would blur the edge the test reads beside.
-  const paths = { ...PATHS, 'format auto': { format: 'auto', formats: ['webp', 'avif'] } } as const;
+  const paths: Record<string, Operations> = {
+    ...PATHS,
+    'format auto': { format: 'auto', formats: ['webp', 'avif'] },
+  };
   for (const [path, ops] of Object.entries(paths)) {
     const out = await run('synthetic-cmyk-alpha.tif', { ...ops, rotate: -30, resize: { w: 40 } });
     const meta = await sharp(out.data).metadata();
@@ -148,7 +175,10 @@ test('a CMYK TIFF with alpha turns by -30° beside a resize, keeping its alpha a
 test('a GeoTIFF whose text tag lacks its null byte is refused naming that tag, and never asked for as a TIFF', async () => {
   await run('synthetic-geotiff.tif', {});
   const name = 'synthetic-geotiff-unterminated-text.tif';
-  for (const attempt of [() => run(name, {}), () => probeImage(corpus(name), { maxInputPixels: 40_000_000 })]) {
+  for (const attempt of [
+    () => run(name, {}),
+    () => probeImage(corpus(name), { maxInputPixels: 40_000_000 }),
+  ]) {
     await assert.rejects(attempt, (err: unknown) => {
       assert.ok(err instanceof ApiError);
       assert.equal(err.status, 422);
