@@ -175,9 +175,9 @@ interface TiffEntry {
   tag: number;
   type: number;
   count: number;
-  /** The first value as a SHORT or LONG, or the offset of the values when they do not fit in the entry. */
+  /** The first value as a SHORT or LONG (read for one-value fields: width, height). */
   value: number;
-  /** Where the values start: in the entry when they fit in its 4 bytes, else at `value`. */
+  /** Where an ASCII field's text starts: in the entry when it fits in its 4 bytes, else at the offset it holds. */
   valuesAt: number;
 }
 
@@ -196,8 +196,7 @@ function tiffEntries(buf: Buffer): TiffEntry[] {
     const type = u16(entry + 2);
     const count = u32(entry + 4);
     const value = type === TIFF_SHORT ? u16(entry + 8) : u32(entry + 8);
-    const inline = type === TIFF_ASCII ? count <= 4 : count === 1;
-    entries.push({ tag: u16(entry), type, count, value, valuesAt: inline ? entry + 8 : u32(entry + 8) });
+    entries.push({ tag: u16(entry), type, count, value, valuesAt: count <= 4 ? entry + 8 : u32(entry + 8) });
   }
   return entries;
 }
