@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { Busboy } from '@fastify/busboy';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
+import { inputColour } from '../src/pipeline/colour.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
 import { DEFAULT_QUALITY, type Operations } from '../src/pipeline/operations.ts';
 import { sharpInputOptions, type ProcessLimits } from '../src/pipeline/process.ts';
@@ -71,7 +72,7 @@ export async function sharpOnce(input: Buffer, ops: Operations, limits: ProcessL
       width: transposed ? height : width,
       height: transposed ? width : height,
       hasAlpha: meta.hasAlpha === true,
-      isCmyk: meta.space === 'cmyk',
+      colour: inputColour(meta),
     },
     format:
       ops.format === undefined || ops.format === 'auto'

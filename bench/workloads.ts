@@ -1,6 +1,7 @@
 // The workloads: W1–W5, the small image W6, the slowest operation at its largest value W7, and the two raw sides: sharp driven by the service's own steps, and processImage.
 import sharp from 'sharp';
 import type { Config } from '../src/config.ts';
+import { inputColour } from '../src/pipeline/colour.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
 import { DEFAULT_QUALITY, type Operations } from '../src/pipeline/operations.ts';
 import { processImage, sharpInputOptions, type ProcessLimits } from '../src/pipeline/process.ts';
@@ -35,7 +36,7 @@ async function sourceInfo(input: Buffer): Promise<SourceInfo> {
     width: transposed ? height : width,
     height: transposed ? width : height,
     hasAlpha: meta.hasAlpha === true,
-    isCmyk: meta.space === 'cmyk',
+    colour: inputColour(meta),
   };
 }
 

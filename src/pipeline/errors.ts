@@ -4,7 +4,23 @@ import { apiError, type ApiError } from '../errors.ts';
 /** Seconds a client is told to wait after busy. */
 export const BUSY_RETRY_AFTER_SECONDS = 2;
 
-const ACCEPTED = 'JPEG, PNG, WebP, AVIF, GIF or TIFF';
+/** The accepted inputs by their sniffed names (formats.ts's InputFormat; imported there, so not imported here). */
+const FORMAT_NAMES: Record<string, string> = {
+  jpeg: 'JPEG',
+  png: 'PNG',
+  webp: 'WebP',
+  avif: 'AVIF',
+  gif: 'GIF',
+  tiff: 'TIFF',
+};
+
+/** The accepted formats as a sentence's list: "JPEG, PNG, WebP, AVIF, GIF or TIFF", `but` left out. */
+function acceptedFormats(but?: string): string {
+  const names = Object.entries(FORMAT_NAMES).flatMap(([format, name]) => (format === but ? [] : [name]));
+  return `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+}
+
+const ACCEPTED = acceptedFormats();
 
 /** 422 unprocessable_image: `problem` says why (not an image, corrupt, HEIC, no pixels). */
 export function unprocessableImage(problem: string, cause?: unknown): ApiError {
@@ -12,6 +28,40 @@ export function unprocessableImage(problem: string, cause?: unknown): ApiError {
     'unprocessable_image',
     `${problem}; send ${ACCEPTED}`,
     cause === undefined ? {} : { cause },
+  );
+}
+
+/**
+ * 422 unprocessable_image for a file of an accepted format that libvips does not decode: what failed, and what to do,
+ * never "send" the format it already is.
+ */
+export function undecodableImage(format: string, detail: string, cause?: unknown): ApiError {
+  const name = FORMAT_NAMES[format] ?? 'image';
+  return apiError(
+    'unprocessable_image',
+    `The ${name} could not be decoded: ${detail}; save it again, or send it as ${acceptedFormats(format)}`,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+/** Names of the TIFF tags with text; GeoTIFF's GeoAsciiParams is the one met without its null byte. */
+const TIFF_TEXT_TAGS: Record<number, string> = {
+  270: 'ImageDescription',
+  305: 'Software',
+  306: 'DateTime',
+  315: 'Artist',
+  33432: 'Copyright',
+  34737: 'GeoAsciiParams, a GeoTIFF tag',
+};
+
+/** 422 for a TIFF whose tag `tag` holds text without its null byte (input-header.ts, tiffUnterminatedTextTag). */
+export function unterminatedTiffText(tag: number): ApiError {
+  const name = TIFF_TEXT_TAGS[tag];
+  return apiError(
+    'unprocessable_image',
+    `The TIFF's tag ${tag}${name === undefined ? '' : ` (${name})`} holds text that does not end in the null byte ` +
+      'TIFF requires: its decoder warns on it, and this server decodes only images read without a warning. Save ' +
+      `it without that tag, or send it as ${acceptedFormats('tiff')}`,
   );
 }
 

@@ -170,21 +170,61 @@ function webpSize(buf: Buffer): { width: number; height: number } | undefined {
   return undefined;
 }
 
-function tiffSize(buf: Buffer): { width: number; height: number } | undefined {
+/** One entry of a TIFF directory: its tag, field type and count, and its value (or where its values start). */
+interface TiffEntry {
+  tag: number;
+  type: number;
+  count: number;
+  /** The first value as a SHORT or LONG (read for one-value fields: width, height). */
+  value: number;
+  /** Where an ASCII field's text starts: in the entry when it fits in its 4 bytes, else at the offset it holds. */
+  valuesAt: number;
+}
+
+const TIFF_ASCII = 2;
+const TIFF_SHORT = 3;
+
+/** The entries of a TIFF's first directory (the page libvips decodes). Throws on a directory past the end. */
+function tiffEntries(buf: Buffer): TiffEntry[] {
   const le = buf[0] === 0x49;
   const u16 = (at: number) => (le ? buf.readUInt16LE(at) : buf.readUInt16BE(at));
   const u32 = (at: number) => (le ? buf.readUInt32LE(at) : buf.readUInt32BE(at));
   const ifd = u32(4);
-  let width: number | undefined;
-  let height: number | undefined;
+  const entries: TiffEntry[] = [];
   for (let i = 0, n = u16(ifd); i < n; i++) {
     const entry = ifd + 2 + i * 12;
-    const tag = u16(entry);
-    const value = u16(entry + 2) === 3 ? u16(entry + 8) : u32(entry + 8);
-    if (tag === 256) width = value;
-    if (tag === 257) height = value;
+    const type = u16(entry + 2);
+    const count = u32(entry + 4);
+    const value = type === TIFF_SHORT ? u16(entry + 8) : u32(entry + 8);
+    entries.push({ tag: u16(entry), type, count, value, valuesAt: count <= 4 ? entry + 8 : u32(entry + 8) });
   }
+  return entries;
+}
+
+function tiffSize(buf: Buffer): { width: number; height: number } | undefined {
+  const entries = tiffEntries(buf);
+  const width = entries.find((e) => e.tag === 256)?.value;
+  const height = entries.find((e) => e.tag === 257)?.value;
   return width !== undefined && height !== undefined ? { width, height } : undefined;
+}
+
+/**
+ * The first tag of a TIFF's first directory whose text (an ASCII field) does not end in the null byte TIFF requires,
+ * or undefined. libtiff warns on such a tag while it decodes, and a warning fails the job (failOn 'warning'): a
+ * GeoTIFF's GeoAsciiParams (34737) written without it is the common case.
+ */
+export function tiffUnterminatedTextTag(buf: Buffer): number | undefined {
+  try {
+    return tiffEntries(buf).find(
+      (e) =>
+        e.type === TIFF_ASCII &&
+        e.count > 0 &&
+        e.valuesAt + e.count <= buf.length &&
+        buf[e.valuesAt + e.count - 1] !== 0,
+    )?.tag;
+  } catch {
+    return undefined; // a directory past the end: libvips says what is wrong
+  }
 }
 
 /**

@@ -18,6 +18,7 @@ import { DEFAULT_QUALITY, MAX_BYTES_INPUT, type Operations, type OutputFormat } 
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
 import { applyPhases, BEFORE_ENCODE, FROM_ENCODE, type FrameTiming, type StepContext } from './registry.ts';
 import { avifOptions, type Region, type SourceInfo } from './steps.ts';
+import { applyColourRoute, colourRoute } from './colour.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
 export const MAX_BYTES_QUALITY_FLOOR = 30;
@@ -70,7 +71,8 @@ interface Intermediate {
   open: OpenImage;
   /**
    * The oriented, resized pixels every candidate reads: raw 8-bit sRGB when there is no metadata to carry (the
-   * common case: no decode of a container, the metric reads them as they are), else an uncompressed TIFF with it.
+   * common case: no decode of a container, the metric reads them as they are), else an uncompressed TIFF with it
+   * (and with grey or 16-bit pixels as they are).
    */
   kept: { raw: RgbImage; pageHeight?: number } | { tiff: Buffer };
   source: SourceInfo;
@@ -191,8 +193,7 @@ function keepsRawPixels(req: SearchInput): boolean {
     meta.icc === undefined &&
     meta.space === 'srgb' &&
     meta.depth === 'uchar' &&
-    (meta.channels === 3 || meta.channels === 4) &&
-    !req.source.isCmyk
+    (meta.channels === 3 || meta.channels === 4)
   );
 }
 
@@ -211,9 +212,12 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     ...(req.trimmed && { trimmed: req.trimmed }),
   };
   applyPhases(ctx, BEFORE_ENCODE);
-  const { data, info } = await (
-    plain ? req.image.raw() : req.image.keepMetadata().tiff({ compression: 'none' })
-  ).toBuffer({ resolveWithObject: true });
+  // The intermediate takes the colour route too (a CMYK input is converted with its own profile here, once), keeping
+  // grey, 16 bits and every piece of metadata for the candidates, whose strip step routes them as the plain path does.
+  if (!plain) applyColourRoute(req.image, colourRoute(req.source.colour, 'intermediate', req.ops), true);
+  const { data, info } = await (plain ? req.image.raw() : req.image.tiff({ compression: 'none' })).toBuffer({
+    resolveWithObject: true,
+  });
   const pageHeight = req.frameTiming ? info.pageHeight : undefined;
   const height = pageHeight ?? info.height;
   return {

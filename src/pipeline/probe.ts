@@ -7,10 +7,11 @@ import {
   tooManyFrames,
   tooManyPixels,
   unprocessableImage,
+  unterminatedTiffText,
 } from './errors.ts';
 import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
-import { decoderInput, readInputStructure } from './input-header.ts';
+import { decoderInput, readInputStructure, tiffUnterminatedTextTag } from './input-header.ts';
 import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
 
 export interface ImageFacts {
@@ -112,6 +113,12 @@ export function checkDecodeLimits(frame: Size, decodedFrames: number, limits: Fr
   }
 }
 
+/** A TIFF with a text tag its decoder warns on is refused before any libvips call, naming the tag (422). */
+export function checkTiffText(input: Buffer, format: InputFormat): void {
+  const unterminated = format === 'tiff' ? tiffUnterminatedTextTag(input) : undefined;
+  if (unterminated !== undefined) throw unterminatedTiffText(unterminated);
+}
+
 /**
  * MAX_ANIMATION_FRAMES for a file's frames, counted from its structure before any libvips call (libwebp's demuxer
  * takes time quadratic in the frames to read the header at all): more is 413 image_too_large whatever is written.
@@ -174,6 +181,7 @@ export async function probeImage(input: Buffer, limits: FrameLimits): Promise<Im
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  checkTiffText(input, format);
   checkFrameCount(readInputStructure(input, format)?.frames ?? 1, limits);
   // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
   const meta = await sharp(decoderInput(input, format), { limitInputPixels: false })

@@ -6,6 +6,7 @@
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { AUTO_QUALITY_FORMS, parseAutoQuality } from './auto-quality.ts';
+import { applyColourRoute, colourRoute } from './colour.ts';
 import { overlaySchema, type PreparedOverlay } from './overlay.ts';
 import { invalidOperations } from './errors.ts';
 import { containPlacement, focalCropWindow, type FocalPoint } from './position.ts';
@@ -712,16 +713,14 @@ const overlayStep: Step = (ctx) => {
   ctx.applied.push(`overlay=${ctx.overlay.name}`);
 };
 
-/** Keeps the ICC profile (sRGB for CMYK) and drops the rest of the metadata, or keeps all with strip false. */
+/**
+ * The colour route (colour.ts: space, depth and ICC profile, alike on every path) and the metadata: the profile
+ * only, or everything with strip false.
+ */
 const stripStep: Step = (ctx) => {
-  if (ctx.ops.strip === false) {
-    ctx.image.keepMetadata();
-    return;
-  }
-  // CMYK profiles cannot describe RGB output: those pixels are converted to sRGB and tagged as such.
-  if (ctx.source.isCmyk) ctx.image.withIccProfile('srgb');
-  else ctx.image.keepIccProfile();
-  ctx.applied.push('strip');
+  const keepAll = ctx.ops.strip === false;
+  applyColourRoute(ctx.image, colourRoute(ctx.source.colour, ctx.format, ctx.ops), keepAll);
+  if (!keepAll) ctx.applied.push('strip');
 };
 
 /**

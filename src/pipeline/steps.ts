@@ -7,7 +7,14 @@ export interface SourceInfo {
   width: number;
   height: number;
   hasAlpha: boolean;
-  isCmyk: boolean;
+  colour: InputColour;
+}
+
+/** The input's colour as its header says: libvips' interpretation (`srgb`, `cmyk`, `b-w`, `grey16`, `rgb16`…). */
+export interface InputColour {
+  space: string;
+  /** It embeds an ICC profile. Only a grey input's route depends on it (colour.ts). */
+  hasProfile: boolean;
 }
 
 export const WHITE = { r: 255, g: 255, b: 255, alpha: 1 };

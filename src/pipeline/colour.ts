@@ -1,0 +1,72 @@
+// owns: what a job does with its input's colour (colour space, bit depth, ICC profile). One rule for every path: the
+// plain pipeline, the output search's intermediate and each of its candidates, placeholders and delivery URLs all ask
+// colourRoute, so a CMYK, grey or 16-bit input comes out alike whichever path it takes.
+import type { Metadata, Sharp } from 'sharp';
+import { parseColour, type InputColour } from './steps.ts';
+
+/** The input's colour from its header. */
+export function inputColour(meta: Pick<Metadata, 'space' | 'icc'>): InputColour {
+  return { space: meta.space ?? 'srgb', hasProfile: meta.icc !== undefined };
+}
+
+/** Where the pixels are written: an output format, or the output search's lossless intermediate. */
+export type ColourTarget = 'jpeg' | 'png' | 'webp' | 'avif' | 'intermediate';
+
+/** The operations' fields that can put colour into a grey image (registry.ts imports this module: no cycle). */
+interface ColourOperations {
+  overlay?: unknown;
+  background?: string | undefined;
+}
+
+export interface ColourRoute {
+  /** The interpretation the pixels are written in: 8-bit sRGB or grey, or their 16-bit forms. */
+  space: 'srgb' | 'rgb16' | 'b-w' | 'grey16';
+  /**
+   * `input`: the pixels keep their values and the input's own profile goes with them (none if it has none);
+   * `srgb`: they are converted from the input's profile (a CMYK input without one: libvips' CMYK profile) to sRGB
+   * and tagged with sRGB's.
+   */
+  profile: 'input' | 'srgb';
+}
+
+/**
+ * Outputs that can hold grey pixels with a grey profile. libwebp writes only RGB, and the AVIF encoder turns grey
+ * into RGB (a grey profile on RGB pixels would be wrong): those get the grey converted to sRGB instead.
+ */
+const GREY_TARGETS: ReadonlySet<ColourTarget> = new Set(['jpeg', 'png', 'intermediate']);
+/** Outputs written with 16 bits per sample from a 16-bit input; JPEG, WebP and AVIF (at 8 bits) take 8. */
+const DEEP_TARGETS: ReadonlySet<ColourTarget> = new Set(['png', 'intermediate']);
+
+const isGrey = (space: string) => space === 'b-w' || space === 'grey16';
+
+/** True when an operation puts colour into the pixels: an overlay, or a fill that is not grey. */
+function addsColour(ops: ColourOperations): boolean {
+  if (ops.overlay !== undefined) return true;
+  if (ops.background === undefined) return false;
+  const { r, g, b } = parseColour(ops.background);
+  return r !== g || g !== b;
+}
+
+/**
+ * The colour route of a job's pixels to `target`. CMYK: converted to sRGB with its own profile (no output carries
+ * CMYK), tagged sRGB. Grey: stays grey with its profile where the output holds grey and no operation adds colour,
+ * else sRGB (converted with its profile and tagged sRGB when it has one). 16 bits stay 16 where the output holds
+ * them (PNG). Everything else keeps its pixel values and its profile.
+ */
+export function colourRoute(input: InputColour, target: ColourTarget, ops: ColourOperations): ColourRoute {
+  if (input.space === 'cmyk') return { space: 'srgb', profile: 'srgb' };
+  const deep = DEEP_TARGETS.has(target) && (input.space === 'rgb16' || input.space === 'grey16');
+  if (isGrey(input.space) && GREY_TARGETS.has(target) && !addsColour(ops)) {
+    return { space: deep ? 'grey16' : 'b-w', profile: 'input' };
+  }
+  const profile = isGrey(input.space) && input.hasProfile ? 'srgb' : 'input';
+  return { space: deep ? 'rgb16' : 'srgb', profile };
+}
+
+/** Asks sharp for the route, and for every other piece of metadata too when `keepAll` (strip false). */
+export function applyColourRoute(image: Sharp, route: ColourRoute, keepAll: boolean): void {
+  image.toColourspace(route.space);
+  if (route.profile === 'srgb') image.withIccProfile('srgb');
+  else image.keepIccProfile();
+  if (keepAll) image.keepMetadata();
+}
