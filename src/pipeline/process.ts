@@ -20,7 +20,13 @@ import {
 } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, sniffImageFormat, type InputFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
-import { checkDecodeLimits, checkFrameCount, checkFramesOperations, checkTiffText, planOutput } from './probe.ts';
+import {
+  checkDecodeLimits,
+  checkFrameCount,
+  checkFramesOperations,
+  checkTiffText,
+  planOutput,
+} from './probe.ts';
 import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
 import { restoreMergedFrames } from './webp-frames.ts';
 import {
