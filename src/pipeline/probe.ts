@@ -60,15 +60,32 @@ export interface OutputPlan {
  * alone, unless `formats` leaves WebP out or an operation cannot apply to frames (then the first frame, as any
  * still, in the smallest candidate). quality "auto" and max_bytes search the animation itself.
  */
-export function planOutput(input: InputFormat, frames: number, ops: Operations): OutputPlan {
+export function planOutput(
+  input: InputFormat,
+  frames: number,
+  ops: Operations,
+  hasAlpha = false,
+): OutputPlan {
   const auto = ops.format === 'auto';
   const formats =
-    ops.format === 'auto' ? autoFormatCandidates(ops) : [ops.format ?? defaultOutputFormat(input)];
+    ops.format === 'auto'
+      ? keepingAlpha(autoFormatCandidates(ops), hasAlpha)
+      : [ops.format ?? defaultOutputFormat(input)];
   const animated =
     formats.includes('webp') &&
     keepsFrames(input, frames, 'webp') &&
     (!auto || framesProblem(ops) === undefined);
   return animated ? { formats: ['webp'], animated } : { formats, animated };
+}
+
+/**
+ * format "auto" never trades an image's transparency for bytes: with alpha, JPEG is left out while another candidate
+ * keeps it (a `formats` of JPEG alone still answers JPEG, flattened on `background`).
+ */
+function keepingAlpha(candidates: readonly OutputFormat[], hasAlpha: boolean): readonly OutputFormat[] {
+  if (!hasAlpha) return candidates;
+  const keeping = candidates.filter((f) => f !== 'jpeg');
+  return keeping.length > 0 ? keeping : candidates;
 }
 
 /** Why these operations cannot apply to every frame of an animation (the first that cannot), or undefined. */
@@ -224,7 +241,7 @@ export async function probeImage(input: Buffer, limits: FrameLimits): Promise<Im
  * effect on the size), or the 400 it answers for operations an animation's frames cannot take.
  */
 export function predictOutput(facts: ImageFacts, ops: Operations): OutputFacts {
-  const plan = planOutput(facts.format, facts.frames, ops);
+  const plan = planOutput(facts.format, facts.frames, ops, facts.hasAlpha);
   if (plan.animated) checkFramesOperations(ops);
   const size = predictedSize({ width: facts.width, height: facts.height }, ops);
   return {

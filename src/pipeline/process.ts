@@ -278,7 +278,7 @@ async function runPipeline(
 
   // An animated GIF or WebP written as WebP keeps every frame (a search encodes them all); anything else decodes
   // the first frame only.
-  const plan = planOutput(inputFormat, meta.pages ?? 1, requested);
+  const plan = planOutput(inputFormat, meta.pages ?? 1, requested, meta.hasAlpha === true);
   const { animated } = plan;
   const format = plan.formats[0]!;
   const frames = animated ? (meta.pages ?? 1) : 1;
