@@ -9,9 +9,15 @@ import { usageMonth } from '../../accounts/quota.ts';
 import { takeQuotaUnit, type QuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
-import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
+import { invalidUrlSignature, originNotAllowed, resultTooLarge, urlExpired } from '../../delivery/errors.ts';
+import { answerFromMemory, forgetFailure, rememberFailure } from '../../delivery/failure-memory.ts';
 import { negotiate, type Negotiation } from '../../delivery/negotiate.ts';
-import { accountTag, deliveryTags, PURGE_GENERATION_TTL_MS } from '../../delivery/derivatives.ts';
+import {
+  accountTag,
+  deliveryTags,
+  makeCountsUnit,
+  PURGE_GENERATION_TTL_MS,
+} from '../../delivery/derivatives.ts';
 import { derivativeHash, resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
 import {
   allowedOrigins,
@@ -28,7 +34,7 @@ import type { Operations } from '../../pipeline/operations.ts';
 import type { ProcessLimits } from '../../pipeline/process.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
-import { claimDeliveryCharge, findDeliverySigner, releaseDeliveryCharge } from '../../store/delivery.ts';
+import { countDeliveryMake, findDeliverySigner, releaseDeliveryMake } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { success, BEARER, errorAnswers, header, type Headers } from '../openapi.ts';
 import { OUTPUT_HEADERS } from './image.ts';
@@ -45,9 +51,11 @@ image URL percent-encoded as one segment (encodeURIComponent). The signature is 
 padding, of everything after it as sent, under the account's delivery secret (POST /v1/delivery/secret). \`f:auto\`
 answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with Vary: Accept; with \`formats:\`, the smallest of
 the listed formats the Accept header takes (JPEG and PNG always). A result is cached per instance
-(DELIVERY_CACHE_BYTES); a derivative (account, source, options, negotiated format) counts one quota unit per calendar
-month however many instances make it and however often it is evicted (recorded in the store); a hit or a 304 counts
-none. POST /v1/delivery/purge makes the account's derivatives anew (each counts again once). Answers carry
+(DELIVERY_CACHE_BYTES; a result over a sixteenth of it is 413 image_too_large); a derivative (account, source,
+options, negotiated format) counts one quota unit per calendar month, which buys up to 10 makes of it on all instances
+(the 11th counts another); a hit or a 304 counts none. A failed make is answered from memory (same error, with
+Retry-After) until it is tried again. POST /v1/delivery/purge makes the account's derivatives anew (each counts again
+once). Answers carry
 Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong ETag, X-Service-Cache: hit
 or miss, and Cache-Tag (comma-separated) and Surrogate-Key (space-separated) naming the account (imgpipe-a-<24 hex>)
 and the source (imgpipe-s-<24 hex>). See docs/delivery.md.`;
@@ -63,7 +71,7 @@ const DELIVERY_HEADERS: Headers = {
   Vary: header('string', 'Accept on f:auto answers (the format follows it).', { example: 'Accept' }),
   'X-Service-Cache': header(
     'string',
-    "hit: served from the instance's result cache (no unit); miss: made now (one unit, unless this derivative was already charged this month).",
+    "hit: served from the instance's result cache (no unit); miss: made now (one unit for the month's 1st, 11th, 21st… make of this derivative, none for the others).",
     { enum: ['hit', 'miss'] },
   ),
   'Cache-Tag': header(
@@ -319,11 +327,13 @@ async function negotiatedOperations(
 }
 
 /**
- * A miss: the derivative is charged unless another instance (or an earlier make, evicted since) charged it this
- * month: the first to record it reserves a unit, which counts once the image exists (it is cached and later
- * requests are free, so a client leaving early does not get it refunded); on every failure the unit is refunded
- * and the record dropped, so the next miss charges it. A miss that is not charged still takes a fetch slot of the
- * account's share, a job slot and every size limit.
+ * A miss. A derivative whose last make failed answers that failure from memory while it lasts (failure-memory.ts).
+ * Otherwise the make is counted in the store: the first of the month, on any instance, reserves a unit, and so does
+ * every MAKES_PER_UNIT-th after it (a unit buys that many makes, evictions and instances included); the unit counts
+ * once the image exists (it is cached and later requests are free, so a client leaving early does not get it
+ * refunded). A result larger than the cache keeps is refused with 413 rather than made on every view. On every
+ * failure the unit is refunded and the make taken back, and a failure the derivative causes is remembered. A make
+ * that counts no unit still takes a fetch slot of the account's share, a job slot and every size limit.
  */
 async function processMiss(
   ctx: AppContext,
@@ -334,18 +344,14 @@ async function processMiss(
   derivative: string,
 ): Promise<Omit<CachedResult, 'etag'>> {
   const { config } = ctx;
+  const db = ctx.store.db;
+  const lastFailure = await answerFromMemory(db, signer.accountId, derivative);
   const now = new Date();
   const month = usageMonth(now);
-  const charged = await claimDeliveryCharge(
-    ctx.store.db,
-    signer.accountId,
-    month,
-    derivative,
-    now.toISOString(),
-  );
+  const makes = await countDeliveryMake(db, signer.accountId, month, derivative, now.toISOString());
   let unit: QuotaUnit | undefined;
   try {
-    if (charged) unit = await takeQuotaUnit(ctx, signer);
+    if (makeCountsUnit(makes)) unit = await takeQuotaUnit(ctx, signer);
     // The allowed origins hold for every hop: a redirect cannot take the fetch to another origin.
     const origins = allowedOrigins(signer);
     const input = await observeFetch(
@@ -372,20 +378,26 @@ async function processMiss(
       () => ctx.inputBuffers.give(input),
       overlay?.image,
     );
+    const largest = ctx.deliveryCache.largestEntryBytes;
+    if (largest > 0 && out.data.length > largest) throw resultTooLarge(out.data.length, largest);
     if (unit) {
       await unit.count();
-      await recordDeliveryImage(ctx.store.db, signer.accountId);
+      await recordDeliveryImage(db, signer.accountId);
     }
+    if (lastFailure) await forgetFailure(db, signer.accountId, derivative);
     return out;
   } catch (err) {
-    if (charged) {
-      await unit?.refund();
-      // The answer is the failure's; a record left behind (store down) only makes this derivative free.
-      await releaseDeliveryCharge(ctx.store.db, signer.accountId, month, derivative).catch((cause: unknown) =>
-        ctx.log.warn({ err: cause }, 'delivery: dropping the charge of a failed derivative failed'),
-      );
-    }
-    throw err;
+    await unit?.refund();
+    // The answer is the failure's; a make left counted (store down) only makes a later one free.
+    await releaseDeliveryMake(db, signer.accountId, month, derivative).catch((cause: unknown) =>
+      ctx.log.warn({ err: cause }, 'delivery: taking back the make of a failed derivative failed'),
+    );
+    throw await rememberFailure(db, signer.accountId, derivative, err, lastFailure).catch(
+      (cause: unknown) => {
+        ctx.log.warn({ err: cause }, 'delivery: remembering a failed derivative failed');
+        return err;
+      },
+    );
   }
 }
 
