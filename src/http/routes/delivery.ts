@@ -6,6 +6,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { absentAsEmpty } from '../schemas.ts';
 import { usageMonth } from '../../accounts/quota.ts';
+import { checkPurgeRate } from '../../accounts/rate-limit.ts';
 import { takeQuotaUnit, type QuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
@@ -261,12 +262,12 @@ const PURGE_SCHEMA = {
   tags: ['Images'],
   summary: "Make an account's delivery derivatives anew (one source, or all)",
   description:
-    'Every instance makes the purged derivatives anew on their next request, within a few seconds and without a restart (the shipped nginx cache too); each counts one unit again when made. Cached copies in browsers and in your CDN stay until their max-age: purge your CDN by the answer’s tags, or put a new v:<token> in the URL. See docs/delivery.md.',
+    'Every instance makes the purged derivatives anew on their next request, within a few seconds and without a restart (the shipped nginx cache too); each counts one unit again when made. Cached copies in browsers and in your CDN stay until their max-age: purge your CDN by the answer’s tags, or put a new v:<token> in the URL. At most 60 purges per minute per account (429 rate_limited with Retry-After); the 1001st purged source folds the others into the account’s all generation. See docs/delivery.md.',
   security: BEARER,
   body: purgeBodySchema,
   response: {
     ...success(200, 'Purged.', purgeSchema),
-    ...errorAnswers(['invalid_request', 'store_unavailable'], { auth: true }),
+    ...errorAnswers(['invalid_request', 'rate_limited', 'store_unavailable'], { auth: true }),
   },
 };
 
@@ -494,8 +495,9 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
     async (request, reply) => {
       const { accountId } = accountOf(request);
       const { source } = request.body;
-      const generation = await ctx.deliveryPurges.purge(accountId, source);
       reply.header('Cache-Control', 'no-store');
+      await checkPurgeRate(ctx.store.db, accountId);
+      const generation = await ctx.deliveryPurges.purge(accountId, source);
       return {
         accountId,
         purged: source === undefined ? ('all' as const) : ('source' as const),
