@@ -1,5 +1,6 @@
-// Delivery URL rows: an account's signing secret (with the previous one during its grace), allowed origins, and
-// the delivery images counted per day.
+// Delivery URL rows: an account's signing secret (with the previous one during its grace), allowed origins, the
+// delivery images counted per day, the makes of each derivative per month, the purge generations and the
+// remembered failures.
 import type { Db } from './schema.ts';
 
 export interface DeliverySigner {

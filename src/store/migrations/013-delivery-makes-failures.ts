@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 
 /**
  * Delivery work bounded per unit: how often a derivative charged this month was made (a unit buys
- * MAKES_PER_UNIT makes, `src/delivery/remakes.ts`), and the failed derivatives every instance answers from
+ * MAKES_PER_UNIT makes, `src/delivery/derivatives.ts`), and the failed derivatives every instance answers from
  * memory until `retry_at` instead of making them again (`src/delivery/failure-memory.ts`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
