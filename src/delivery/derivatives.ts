@@ -79,19 +79,23 @@ export function openPurgeGenerations(db: Db, now: () => number = Date.now): Purg
     },
     async purge(accountId, source) {
       const at = new Date(now()).toISOString();
-      const key = source === undefined ? '' : sourceKey(accountId, source);
+      const forget = (prefix: string) => {
+        for (const entry of kept.keys()) if (entry.startsWith(prefix)) kept.delete(entry);
+      };
+      // All: a new `all` generation makes every source's pair new, so their rows are no longer needed.
+      if (source === undefined) {
+        const generation = await foldDeliveryPurges(db, accountId, '', at);
+        forget(`${accountId}\n`);
+        return generation;
+      }
+      const key = sourceKey(accountId, source);
       const generation = await bumpDeliveryPurge(db, accountId, key, at);
       // A first purge of this source added a row: past the bound, the other sources' rows are folded.
       const folded =
-        key !== '' &&
-        generation === 1 &&
-        (await countDeliverySourcePurges(db, accountId)) > MAX_PURGED_SOURCES;
+        generation === 1 && (await countDeliverySourcePurges(db, accountId)) > MAX_PURGED_SOURCES;
       if (folded) await foldDeliveryPurges(db, accountId, key, at);
-      if (source === undefined || folded) {
-        for (const entry of kept.keys()) if (entry.startsWith(`${accountId}\n`)) kept.delete(entry);
-      } else {
-        kept.delete(`${accountId}\n${key}`);
-      }
+      if (folded) forget(`${accountId}\n`);
+      else kept.delete(`${accountId}\n${key}`);
       return generation;
     },
   };

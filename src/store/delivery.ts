@@ -205,22 +205,24 @@ export async function countDeliverySourcePurges(db: Db, accountId: string): Prom
 }
 
 /**
- * Bumps the account's `all` generation and drops its source rows except `keepSourceKey`'s, in one transaction: every
- * derivative of the account gets a generation pair it never had, so no dropped row lets an older result answer again.
+ * Bumps the account's `all` generation and drops its source rows except `keepSourceKey`'s ('' keeps none), in one
+ * transaction; returns the new `all` generation. Every derivative of the account gets a generation pair it never
+ * had, so no dropped row lets an older result answer again.
  */
 export async function foldDeliveryPurges(
   db: Db,
   accountId: string,
   keepSourceKey: string,
   at: string,
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await bumpDeliveryPurge(trx, accountId, '', at);
+): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const generation = await bumpDeliveryPurge(trx, accountId, '', at);
     await trx
       .deleteFrom('delivery_purges')
       .where('account_id', '=', accountId)
       .where('source_key', 'not in', ['', keepSourceKey])
       .execute();
+    return generation;
   });
 }
 

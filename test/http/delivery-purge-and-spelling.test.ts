@@ -87,6 +87,28 @@ test(`purge: a source purged past ${MAX_PURGED_SOURCES} others folds the others 
   assert.equal((await server.app.inject({ url: kept })).headers['x-service-cache'], 'miss');
 });
 
+test('purge: all drops the account’s source rows, and every source is made anew', async (t) => {
+  const { server, origin, secret } = await setUp(t);
+  const paths = ['/a.jpg', '/b.jpg'].map((source) =>
+    deliveryPath(secret.accountId, secret.secret, origin.url(source), { w: 20 }),
+  );
+  for (const source of ['/a.jpg', '/b.jpg']) {
+    assert.equal((await purge(server, server.auth, { source: origin.url(source) })).statusCode, 200);
+  }
+  for (const path of paths) await server.app.inject({ url: path });
+  const all = await purge(server, server.auth, { all: true });
+  assert.deepEqual([all.statusCode, all.json().generation], [200, 1]);
+  const rows = await server.ctx.store.db
+    .selectFrom('delivery_purges')
+    .select('source_key')
+    .where('account_id', '=', secret.accountId)
+    .execute();
+  assert.deepEqual(rows, [{ source_key: '' }]);
+  for (const path of paths) {
+    assert.equal((await server.app.inject({ url: path })).headers['x-service-cache'], 'miss');
+  }
+});
+
 test('delivery: an account id written with a percent-escape is 403 invalid_url_signature, as a wrong signature is', async (t) => {
   const { server, origin, secret } = await setUp(t);
   const path = deliveryPath(secret.accountId, secret.secret, origin.url('/a.jpg'), { w: 30 });

@@ -116,15 +116,18 @@ describeStoreContract('delivery', (stores) => {
     assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's2'), { all: 1, source: 0 });
   });
 
-  test('purges: a fold bumps all once and drops every source row but the kept one, read back by every instance', async () => {
+  test("purges: a fold bumps all once, answers it, and drops every source row but the kept one (none for ''), read back by every instance", async () => {
     const account = await newAccount();
     for (const key of ['s1', 's2', 's3']) await bumpDeliveryPurge(stores.a.db, account.id, key, CREATED);
     await bumpDeliveryPurge(stores.a.db, account.id, 's3', CREATED);
     assert.equal(await countDeliverySourcePurges(stores.b.db, account.id), 3);
-    await foldDeliveryPurges(stores.b.db, account.id, 's3', CREATED);
+    assert.equal(await foldDeliveryPurges(stores.b.db, account.id, 's3', CREATED), 1);
     assert.equal(await countDeliverySourcePurges(stores.a.db, account.id), 1);
     assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's1'), { all: 1, source: 0 });
     assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's3'), { all: 1, source: 2 });
+    assert.equal(await foldDeliveryPurges(stores.a.db, account.id, '', CREATED), 2);
+    assert.equal(await countDeliverySourcePurges(stores.b.db, account.id), 0);
+    assert.deepEqual(await findDeliveryPurges(stores.b.db, account.id, 's3'), { all: 2, source: 0 });
   });
 
   test('failures: remembered per account and derivative, replaced by the last writer, forgotten, and dropped once old', async () => {

@@ -262,7 +262,7 @@ const PURGE_SCHEMA = {
   tags: ['Images'],
   summary: "Make an account's delivery derivatives anew (one source, or all)",
   description:
-    'Every instance makes the purged derivatives anew on their next request, within a few seconds and without a restart (the shipped nginx cache too); each counts one unit again when made. Cached copies in browsers and in your CDN stay until their max-age: purge your CDN by the answer’s tags, or put a new v:<token> in the URL. At most 60 purges per minute per account (429 rate_limited with Retry-After); the 1001st purged source folds the others into the account’s all generation. See docs/delivery.md.',
+    'Every instance makes the purged derivatives anew on their next request, within a few seconds and without a restart (the shipped nginx cache too); each counts one unit again when made. Cached copies in browsers and in your CDN stay until their max-age: purge your CDN by the answer’s tags, or put a new v:<token> in the URL. At most 60 purges per minute per account (429 rate_limited with Retry-After); a purge of all, or of a source past 1000 purged sources, replaces the per-source generations by a new account-wide one (all made anew). See docs/delivery.md.',
   security: BEARER,
   body: purgeBodySchema,
   response: {
