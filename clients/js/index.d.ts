@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'request_timeout'
   | 'headers_too_large'
+  | 'expectation_failed'
   | 'invalid_url_signature'
   | 'url_expired'
   | 'origin_not_allowed'

@@ -38,6 +38,7 @@ export const ERROR_CODES = Object.freeze([
   'unsupported_media_type',
   'request_timeout',
   'headers_too_large',
+  'expectation_failed',
   'invalid_url_signature',
   'url_expired',
   'origin_not_allowed',

@@ -1,4 +1,5 @@
-// Per-IP limits (signup/recovery, checkout) and the silent per-mailbox mail cap, all fixed windows in the store.
+// Per-IP limits (signup/recovery, checkout), per-account limits (image info, delivery purges) and the silent
+// per-mailbox mail cap, all fixed windows in the store.
 import ipaddr from 'ipaddr.js';
 import { rateLimited } from './errors.ts';
 import type { Db } from '../store/schema.ts';
@@ -12,6 +13,7 @@ const SIGNUP_BUCKET = 'signup-ip:';
 const CHECKOUT_BUCKET = 'checkout-ip:';
 const MAIL_BUCKET = 'mail-to:';
 const INFO_BUCKET = 'info-account:';
+const PURGE_BUCKET = 'purge-account:';
 
 /**
  * The inbox an address delivers to, for the mail cap (operator contract §8): lower-cased, with any `+tag`
@@ -102,22 +104,41 @@ export async function takeMailAllowance(db: Db, email: string, now = new Date())
 /** The probe's window: INFO_RATE_LIMIT answers per minute (operator contract §9). */
 export const INFO_RATE_WINDOW_SECONDS = 60;
 
+/** Counts an attempt of an account in `bucket`; throws 429 rate_limited with Retry-After past the window's limit. */
+async function checkAccountRate(
+  db: Db,
+  bucket: string,
+  what: string,
+  accountId: string,
+  rule: FixedWindow,
+  now: Date,
+): Promise<void> {
+  const nowSeconds = now.getTime() / 1000;
+  const windowStart = windowStartOf(nowSeconds, rule.windowSeconds);
+  const count = await countAttempt(db, bucket + accountId, windowStart);
+  await sweepOccasionally(db, bucket, windowStart);
+  if (count > rule.limit) {
+    const retryAfter = secondsUntilWindowEnds(nowSeconds, rule.windowSeconds);
+    throw rateLimited(what, rule.limit, rule.windowSeconds, retryAfter, 'with this key');
+  }
+}
+
 /**
  * Counts a POST /v1/image/info call of an account (one active key each, so per key; a rotated key keeps the
  * count); throws 429 rate_limited with Retry-After past INFO_RATE_LIMIT in the minute.
  */
-export async function checkInfoRate(
-  db: Db,
-  accountId: string,
-  limit: number,
-  now = new Date(),
-): Promise<void> {
-  const nowSeconds = now.getTime() / 1000;
-  const windowStart = windowStartOf(nowSeconds, INFO_RATE_WINDOW_SECONDS);
-  const count = await countAttempt(db, INFO_BUCKET + accountId, windowStart);
-  await sweepOccasionally(db, INFO_BUCKET, windowStart);
-  if (count > limit) {
-    const retryAfter = secondsUntilWindowEnds(nowSeconds, INFO_RATE_WINDOW_SECONDS);
-    throw rateLimited('image info requests', limit, INFO_RATE_WINDOW_SECONDS, retryAfter, 'with this key');
-  }
+export function checkInfoRate(db: Db, accountId: string, limit: number, now = new Date()): Promise<void> {
+  const rule = { limit, windowSeconds: INFO_RATE_WINDOW_SECONDS };
+  return checkAccountRate(db, INFO_BUCKET, 'image info requests', accountId, rule, now);
+}
+
+/**
+ * Delivery purges of one account: each is a store write every instance then reads, and "all" is there for many
+ * sources at once.
+ */
+export const PURGE_RATE: FixedWindow = { limit: 60, windowSeconds: 60 };
+
+/** Counts a POST /v1/delivery/purge of an account; throws 429 rate_limited with Retry-After past PURGE_RATE. */
+export function checkPurgeRate(db: Db, accountId: string, now = new Date()): Promise<void> {
+  return checkAccountRate(db, PURGE_BUCKET, 'delivery purges', accountId, PURGE_RATE, now);
 }

@@ -21,3 +21,11 @@ export function originNotAllowed(origin: string): ApiError {
     `Images from ${origin.slice(0, 100)} are not allowed for this account; add the origin with PUT /v1/delivery/origins`,
   );
 }
+
+/** 413 image_too_large: a result the delivery cache cannot keep would be made again on every view. */
+export function resultTooLarge(bytes: number, largestEntryBytes: number): ApiError {
+  return apiError(
+    'image_too_large',
+    `The result is ${bytes} bytes, more than the ${largestEntryBytes} bytes a delivery result may have (DELIVERY_CACHE_BYTES / 16, what the cache keeps); ask for a smaller one with w:, h:, q: or max_bytes:`,
+  );
+}

@@ -36,6 +36,8 @@ export interface ResultCache {
   ): Promise<{ result: CachedResult; fresh: boolean }>;
   /** Bytes held now. */
   readonly bytes: number;
+  /** The largest image it keeps (DELIVERY_CACHE_BYTES / 16); 0 when it keeps nothing. */
+  readonly largestEntryBytes: number;
 }
 
 /** One derivative of an account's source: what is cached, and charged once a month. */
@@ -79,8 +81,8 @@ function ownerOf(key: string): string {
 }
 
 /**
- * A result larger than this share of the cache is served but not kept: one huge output (a 10 000 px PNG) would
- * otherwise push out hundreds of ordinary ones, other accounts' included.
+ * A result larger than this share of the cache is not kept (the delivery route refuses it with 413): one huge output
+ * (a 10 000 px PNG) would otherwise push out hundreds of ordinary ones, other accounts' included.
  */
 const LARGEST_ENTRY_SHARE = 1 / 16;
 
@@ -121,6 +123,7 @@ export function openResultCache(
   onError: (err: unknown, what: string) => void,
 ): ResultCache {
   mkdirSync(dir, { recursive: true });
+  const largestEntryBytes = Math.floor(maxBytes * LARGEST_ENTRY_SHARE);
   const owners = new Map<string, OwnerEntries>();
   let total = 0;
 
@@ -177,8 +180,8 @@ export function openResultCache(
     }
   };
   const store = async (key: string, result: CachedResult) => {
+    if (result.data.length > largestEntryBytes) return;
     const bytes = encode(result);
-    if (bytes.length > maxBytes * LARGEST_ENTRY_SHARE) return;
     const tmp = join(dir, `${key}.${randomUUID()}.tmp`);
     try {
       await writeFile(tmp, bytes);
@@ -235,5 +238,6 @@ export function openResultCache(
     get bytes() {
       return total;
     },
+    largestEntryBytes,
   };
 }

@@ -107,19 +107,18 @@ export interface DeliveryRequestPath {
   signedPart: string;
 }
 
-/** Splits the raw request path; undefined when it has not the three parts (the route answers 403 then). */
+/**
+ * Splits the raw request path; undefined when it has not the three parts (the route answers 403 then). The account
+ * id is taken as written, never decoded: ids are letters, digits and `-`, which encodeURIComponent leaves alone, so
+ * the one spelling deliveryPath writes is the only one that names the account (a decoder would accept `%61` for
+ * `a`, 2^36 spellings of one URL, each a new key in every cache in front).
+ */
 export function splitDeliveryPath(rawUrl: string): DeliveryRequestPath | undefined {
   const path = rawUrl.split('?', 1)[0] ?? '';
   if (!path.startsWith(DELIVERY_PREFIX)) return undefined;
   const [accountId, signature, ...rest] = path.slice(DELIVERY_PREFIX.length).split('/');
   if (!accountId || !signature || rest.length === 0) return undefined;
-  let decodedAccount: string;
-  try {
-    decodedAccount = decodeURIComponent(accountId);
-  } catch {
-    return undefined;
-  }
-  return { accountId: decodedAccount, signature, signedPart: rest.join('/') };
+  return { accountId, signature, signedPart: rest.join('/') };
 }
 
 export interface DeliveryRequest {

@@ -152,10 +152,18 @@ declare module 'fastify' {
 
 /**
  * Errors Node's HTTP parser raises before Fastify sees a request (slow or oversized headers, garbage bytes):
- * still answered with the JSON error object, then the connection is closed.
+ * still answered with the JSON error object, then the connection is closed. Bytes that break the parser after an
+ * answer has started on the connection (a body in an unknown Transfer-Encoding the route already refused) get no
+ * second answer: one the client never asked for would be read as the answer to its next request.
  */
 export function handleClientError(err: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) return;
+  // The answer in flight on this socket: Node's own default for clientError reads the same field.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (inFlight?.headersSent) {
+    socket.end();
+    return;
+  }
   const apiErr =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? requestTimeout()

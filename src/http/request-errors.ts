@@ -50,6 +50,19 @@ export function headersTooLarge(): ApiError {
   return apiError('headers_too_large', 'The request headers are larger than this server accepts');
 }
 
+/** 417 expectation_failed: an Expect header other than 100-continue, which is all this server can meet. */
+export function expectationFailed(expect: string): ApiError {
+  return apiError(
+    'expectation_failed',
+    `Expect: ${expect.slice(0, 100)} cannot be met; send no Expect header, or Expect: 100-continue`,
+  );
+}
+
+/** An HTTP/1.1 request without a Host header (RFC 9112, section 3.2). */
+export function missingHost(): ApiError {
+  return invalidField('invalid_request', 'Host', 'header is required in an HTTP/1.1 request');
+}
+
 export function notHttp(): ApiError {
   return unreadableBody('invalid_request', 'it could not be parsed as HTTP');
 }

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import type { TrustProxy } from '../config.ts';
@@ -30,6 +31,7 @@ import { registerSecurityHeaders } from './security-headers.ts';
 import { STATIC_FILES } from './static-files.ts';
 import { registerOpenApi } from './openapi.ts';
 import { requestIdFor, requestLogFields } from './request-id.ts';
+import { requestHeadProblem } from './request-head.ts';
 
 /**
  * Bounds on slow clients. Headers must arrive within headersTimeout; the whole request (headers and body)
@@ -88,6 +90,8 @@ export async function buildServer(
       // Node enforces requestTimeout only while headersTimeout is not larger than it.
       headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs),
       connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
+      // Node would answer a request without Host with a bare 400 of its own; the onRequest hook answers it instead.
+      requireHostHeader: false,
     },
     // On close: stop accepting, close idle keep-alive sockets at once, let requests in flight finish.
     clientErrorHandler: handleClientError,
@@ -112,7 +116,12 @@ export async function buildServer(
   // Callback hooks, not async ones: each async hook costs every request a promise and a turn of the microtask queue.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
-    done();
+    done(requestHeadProblem(request.raw.httpVersion, request.headers));
+  });
+  // An Expect other than 100-continue: Node answers a bare 417 unless someone listens; the request goes on to
+  // Fastify, whose onRequest hook above answers it with the error object.
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    app.server.emit('request', req, res);
   });
 
   app.addHook('onResponse', (request, reply, done) => {

@@ -1,5 +1,6 @@
-// Delivery URL rows: an account's signing secret (with the previous one during its grace), allowed origins, and
-// the delivery images counted per day.
+// Delivery URL rows: an account's signing secret (with the previous one during its grace), allowed origins, the
+// delivery images counted per day, the makes of each derivative per month, the purge generations and the
+// remembered failures.
 import type { Db } from './schema.ts';
 
 export interface DeliverySigner {
@@ -105,36 +106,53 @@ export async function findDeliveryUsage(
 }
 
 /**
- * Records `derivative` as charged in `month` unless it already is: one statement, so of any number of instances
- * racing on one derivative exactly one gets true (and takes the unit).
+ * Counts one make of `derivative` in `month` and returns how many there were this month (1: the first, which records
+ * it as charged): one statement, so of any number of instances racing on one derivative each gets its own count and
+ * exactly one gets 1.
  */
-export async function claimDeliveryCharge(
+export async function countDeliveryMake(
   db: Db,
   accountId: string,
   month: string,
   derivative: string,
   at: string,
-): Promise<boolean> {
-  const result = await db
+): Promise<number> {
+  const row = await db
     .insertInto('delivery_charges')
     .values({ account_id: accountId, month, derivative, charged_at: at })
-    .onConflict((oc) => oc.columns(['account_id', 'month', 'derivative']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+    .onConflict((oc) =>
+      oc
+        .columns(['account_id', 'month', 'derivative'])
+        .doUpdateSet((eb) => ({ makes: eb('delivery_charges.makes', '+', 1) })),
+    )
+    .returning('makes')
+    .executeTakeFirstOrThrow();
+  return Number(row.makes);
 }
 
-/** Drops a charge whose image was never made (its unit was refunded), so the next miss charges it. */
-export async function releaseDeliveryCharge(
+/**
+ * Takes back a make whose image was never made; a derivative left with no make is no longer charged this month, so
+ * the next make charges it. A make counted between the two statements keeps the row (it has one make again).
+ */
+export async function releaseDeliveryMake(
   db: Db,
   accountId: string,
   month: string,
   derivative: string,
 ): Promise<void> {
   await db
+    .updateTable('delivery_charges')
+    .set((eb) => ({ makes: eb('makes', '-', 1) }))
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .where('derivative', '=', derivative)
+    .execute();
+  await db
     .deleteFrom('delivery_charges')
     .where('account_id', '=', accountId)
     .where('month', '=', month)
     .where('derivative', '=', derivative)
+    .where('makes', '<=', 0)
     .execute();
 }
 
@@ -173,4 +191,96 @@ export async function findDeliveryPurges(
     .execute();
   const of = (key: string) => Number(rows.find((r) => r.source_key === key)?.generation ?? 0);
   return { all: of(''), source: of(sourceKey) };
+}
+
+/** Source rows (purged sources) the account holds: folded into its `all` generation past a bound. */
+export async function countDeliverySourcePurges(db: Db, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('delivery_purges')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('rows'))
+    .where('account_id', '=', accountId)
+    .where('source_key', '!=', '')
+    .executeTakeFirstOrThrow();
+  return Number(row.rows);
+}
+
+/**
+ * Bumps the account's `all` generation and drops its source rows except `keepSourceKey`'s ('' keeps none), in one
+ * transaction; returns the new `all` generation. Every derivative of the account gets a generation pair it never
+ * had, so no dropped row lets an older result answer again.
+ */
+export async function foldDeliveryPurges(
+  db: Db,
+  accountId: string,
+  keepSourceKey: string,
+  at: string,
+): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const generation = await bumpDeliveryPurge(trx, accountId, '', at);
+    await trx
+      .deleteFrom('delivery_purges')
+      .where('account_id', '=', accountId)
+      .where('source_key', 'not in', ['', keepSourceKey])
+      .execute();
+    return generation;
+  });
+}
+
+/** A derivative's remembered failure: the error it answered and until when it is answered from memory. */
+export interface DeliveryFailure {
+  code: string;
+  message: string;
+  /** Failures in a row. */
+  failures: number;
+  retryAt: string;
+}
+
+export async function findDeliveryFailure(
+  db: Db,
+  accountId: string,
+  derivative: string,
+): Promise<DeliveryFailure | undefined> {
+  const row = await db
+    .selectFrom('delivery_failures')
+    .select(['code', 'message', 'failures', 'retry_at'])
+    .where('account_id', '=', accountId)
+    .where('derivative', '=', derivative)
+    .executeTakeFirst();
+  return (
+    row && { code: row.code, message: row.message, failures: Number(row.failures), retryAt: row.retry_at }
+  );
+}
+
+/** Remembers (or replaces) the failure of a derivative: the last writer's is kept. */
+export async function rememberDeliveryFailure(
+  db: Db,
+  accountId: string,
+  derivative: string,
+  failure: DeliveryFailure,
+): Promise<void> {
+  const values = {
+    code: failure.code,
+    message: failure.message,
+    failures: failure.failures,
+    retry_at: failure.retryAt,
+  };
+  await db
+    .insertInto('delivery_failures')
+    .values({ account_id: accountId, derivative, ...values })
+    .onConflict((oc) => oc.columns(['account_id', 'derivative']).doUpdateSet(values))
+    .execute();
+}
+
+/** Forgets a derivative's failure (it was made). */
+export async function forgetDeliveryFailure(db: Db, accountId: string, derivative: string): Promise<void> {
+  await db
+    .deleteFrom('delivery_failures')
+    .where('account_id', '=', accountId)
+    .where('derivative', '=', derivative)
+    .execute();
+}
+
+/** Drops every failure whose memory ended before `before`: the table holds recent failures only. */
+export async function deleteDeliveryFailuresBefore(db: Db, before: string): Promise<void> {
+  await db.deleteFrom('delivery_failures').where('retry_at', '<', before).execute();
 }

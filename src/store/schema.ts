@@ -210,6 +210,19 @@ export interface DeliveryChargeTable {
   /** A hash of source, normalised options, negotiated format and purge generations (derivativeKey). */
   derivative: string;
   charged_at: string;
+  /** How often it was made this month, on any instance (a unit buys MAKES_PER_UNIT makes). */
+  makes: Generated<number>;
+}
+
+/** A derivative whose make failed: its error, answered from memory by every instance until `retry_at`. */
+export interface DeliveryFailureTable {
+  account_id: string;
+  derivative: string;
+  code: string;
+  message: string;
+  /** Failures in a row: each doubles the memory of the next. */
+  failures: number;
+  retry_at: string;
 }
 
 /** An account's purge generation per source (`source_key` a hash of it) or for all sources (`source_key` ''). */
@@ -258,6 +271,7 @@ export interface Database {
   delivery_usage: DeliveryUsageTable;
   delivery_charges: DeliveryChargeTable;
   delivery_purges: DeliveryPurgeTable;
+  delivery_failures: DeliveryFailureTable;
   overlays: OverlayTable;
 }
 

@@ -2,11 +2,11 @@
 // part counts, oversized fields and headers. Every answer is a documented 4xx JSON error or a 200, never a hang.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import fc from 'fast-check';
 import { documentedAnswer, fromInject, injectBounded } from '../helpers/answers.ts';
 import { buildTestApp, startTestServer, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
+import { rawExchange } from '../helpers/http-client.ts';
 import { imageForm, multipartBody, type Part } from '../helpers/multipart.ts';
 
 const SEED = 4_242;
@@ -209,25 +209,6 @@ test('JSON bodies: duplicate keys, prototype keys, deep nesting and non-objects 
     else assert.equal(code, expected, body.slice(0, 60));
   }
 });
-
-/** Sends raw bytes over a socket and returns everything the server answers until it closes (bounded wait). */
-function rawExchange(url: string, bytes: string): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
-    let received = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no close within 30 s; got ${received.slice(0, 200)}`));
-    }, 30_000);
-    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(received);
-    });
-    socket.on('error', () => {});
-  });
-}
 
 function jsonErrorOf(answer: string): { status: number; code: string } {
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);

@@ -1,6 +1,7 @@
 // A raw node:http client for tests over a real socket: keeps the response even when the server stops reading
 // the body early (413 with Connection: close), where fetch() would report only the broken pipe.
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 export interface RawResponse {
@@ -56,4 +57,23 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
     if (Date.now() - started > limitMs) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Sends raw bytes over a socket and returns everything the server answers until it closes (bounded wait). */
+export function rawExchange(url: string, bytes: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no close within 30 s; got ${received.slice(0, 200)}`));
+    }, 30_000);
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+    socket.on('error', () => {});
+  });
 }

@@ -58,5 +58,20 @@ for (const dialect of DIALECTS) {
       assert.equal(res.statusCode, 403);
       assert.equal(res.json().error.code, 'origin_not_allowed');
     });
+
+    test('a failure made on one instance is answered from memory on the other, fetching nothing', async (t) => {
+      const first = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' }, 'free', { dialect });
+      const second = await secondInstance(t, first);
+      const origin = await startOrigin(t, (_req, res) => res.writeHead(404).end('missing'));
+      const made = (
+        await first.app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: first.auth })
+      ).json() as { accountId: string; secret: string };
+      const path = deliveryPath(made.accountId, made.secret, origin.url('/gone.jpg'));
+      assert.equal((await first.app.inject({ url: path })).json().error.code, 'fetch_failed');
+      const remembered = await second.app.inject({ url: path });
+      assert.equal(remembered.json().error.code, 'fetch_failed');
+      assert.ok(Number(remembered.headers['retry-after']) > 0);
+      assert.equal(origin.requests.length, 1);
+    });
   });
 }

@@ -75,7 +75,7 @@ describe('delivery URLs on two instances on one PostgreSQL', { skip: skipReason(
     for (let i = 0; i < 2; i++) dataDirs.push(mkdtempSync(join(tmpdir(), 'imgpipe-delivery-')));
     servers = [
       await startServerProcess({ ...env, DATA_DIR: dataDirs[0] as string }),
-      await startServerProcess({ ...env, DATA_DIR: dataDirs[1] as string, DELIVERY_CACHE_BYTES: '1024' }),
+      await startServerProcess({ ...env, DATA_DIR: dataDirs[1] as string, DELIVERY_CACHE_BYTES: '0' }),
     ];
     const res = await api(servers[0] as ServerProcess, '/v1/delivery/secret', { method: 'POST' });
     secret = (await res.json()) as typeof secret;

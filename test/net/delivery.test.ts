@@ -384,8 +384,8 @@ test('delivery: a failed fetch answers its error and refunds the unit', async (t
 });
 
 test('delivery: a derivative evicted and made again is charged once this month; a failed make charges nothing and leaves no charge', async (t) => {
-  // A cache too small to keep anything: every request makes the image again.
-  const { server, origin } = await setUp(t, { DELIVERY_CACHE_BYTES: '1024' });
+  // A cache that keeps nothing (DELIVERY_CACHE_BYTES=0): every request makes the image again.
+  const { server, origin } = await setUp(t, { DELIVERY_CACHE_BYTES: '0' });
   const secret = await createSecret(server);
   const path = signed(secret, origin.url('/photo.jpg'), { w: 70 });
   for (let i = 0; i < 4; i++) assert.equal((await get(server, path)).headers['x-service-cache'], 'miss');
@@ -400,7 +400,7 @@ test('delivery: a derivative evicted and made again is charged once this month; 
 });
 
 test('delivery: with the quota used up a derivative charged this month is still made again; a new one is 429', async (t) => {
-  const { server, origin } = await setUp(t, { QUOTA_FREE: '1', DELIVERY_CACHE_BYTES: '1024' });
+  const { server, origin } = await setUp(t, { QUOTA_FREE: '1', DELIVERY_CACHE_BYTES: '0' });
   const secret = await createSecret(server);
   const paid = signed(secret, origin.url('/photo.jpg'), { w: 66 });
   assert.equal((await get(server, paid)).status, 200);

@@ -6,10 +6,16 @@ import { randomUUID } from 'node:crypto';
 import { findOrCreateAccount } from '../../src/store/accounts.ts';
 import {
   bumpDeliveryPurge,
-  claimDeliveryCharge,
   countDeliveryImage,
+  countDeliveryMake,
+  countDeliverySourcePurges,
+  deleteDeliveryFailuresBefore,
+  findDeliveryFailure,
   findDeliveryPurges,
-  releaseDeliveryCharge,
+  foldDeliveryPurges,
+  forgetDeliveryFailure,
+  releaseDeliveryMake,
+  rememberDeliveryFailure,
   findDeliverySigner,
   findDeliveryUsage,
   rotateDeliverySecret,
@@ -72,23 +78,29 @@ describeStoreContract('delivery', (stores) => {
     ]);
   });
 
-  test('charges: of racing instances exactly one charges a derivative a month; another month charges it again', async () => {
+  test('makes: of racing instances each counts its own make of a derivative and exactly one the first; a month starts again', async () => {
     const account = await newAccount();
-    const claims = await race(stores, (s) => claimDeliveryCharge(s.db, account.id, '2026-11', 'd1', CREATED));
-    assert.equal(claims.filter(Boolean).length, 1);
-    // Evicted and made again on either instance in the same month: not charged again.
-    assert.equal(await claimDeliveryCharge(stores.b.db, account.id, '2026-11', 'd1', CREATED), false);
-    assert.equal(await claimDeliveryCharge(stores.a.db, account.id, '2026-12', 'd1', CREATED), true);
-    assert.equal(await claimDeliveryCharge(stores.a.db, account.id, '2026-11', 'd2', CREATED), true);
+    const makes = await race(stores, (s) => countDeliveryMake(s.db, account.id, '2026-11', 'd1', CREATED));
+    assert.deepEqual(
+      [...makes].sort((a, b) => a - b),
+      Array.from({ length: RACERS }, (_, i) => i + 1),
+    );
+    assert.equal(await countDeliveryMake(stores.b.db, account.id, '2026-11', 'd1', CREATED), RACERS + 1);
+    assert.equal(await countDeliveryMake(stores.a.db, account.id, '2026-12', 'd1', CREATED), 1);
+    assert.equal(await countDeliveryMake(stores.a.db, account.id, '2026-11', 'd2', CREATED), 1);
     const other = await newAccount();
-    assert.equal(await claimDeliveryCharge(stores.b.db, other.id, '2026-11', 'd1', CREATED), true);
+    assert.equal(await countDeliveryMake(stores.b.db, other.id, '2026-11', 'd1', CREATED), 1);
   });
 
-  test('charges: a released charge (its image was never made) is charged by the next claim', async () => {
+  test('makes: a released make is taken back, and a derivative left with none counts its next make as the first', async () => {
     const account = await newAccount();
-    assert.equal(await claimDeliveryCharge(stores.a.db, account.id, '2026-11', 'd', CREATED), true);
-    await releaseDeliveryCharge(stores.b.db, account.id, '2026-11', 'd');
-    assert.equal(await claimDeliveryCharge(stores.b.db, account.id, '2026-11', 'd', CREATED), true);
+    assert.equal(await countDeliveryMake(stores.a.db, account.id, '2026-11', 'd', CREATED), 1);
+    assert.equal(await countDeliveryMake(stores.a.db, account.id, '2026-11', 'd', CREATED), 2);
+    await releaseDeliveryMake(stores.b.db, account.id, '2026-11', 'd');
+    assert.equal(await countDeliveryMake(stores.b.db, account.id, '2026-11', 'd', CREATED), 2);
+    await releaseDeliveryMake(stores.a.db, account.id, '2026-11', 'd');
+    await releaseDeliveryMake(stores.a.db, account.id, '2026-11', 'd');
+    assert.equal(await countDeliveryMake(stores.b.db, account.id, '2026-11', 'd', CREATED), 1);
   });
 
   test('purges: racing purges each add one generation, per source and for all, read back by every instance', async () => {
@@ -102,5 +114,41 @@ describeStoreContract('delivery', (stores) => {
     assert.equal(await bumpDeliveryPurge(stores.b.db, account.id, '', CREATED), 1);
     assert.deepEqual(await findDeliveryPurges(stores.b.db, account.id, 's1'), { all: 1, source: RACERS });
     assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's2'), { all: 1, source: 0 });
+  });
+
+  test("purges: a fold bumps all once, answers it, and drops every source row but the kept one (none for ''), read back by every instance", async () => {
+    const account = await newAccount();
+    for (const key of ['s1', 's2', 's3']) await bumpDeliveryPurge(stores.a.db, account.id, key, CREATED);
+    await bumpDeliveryPurge(stores.a.db, account.id, 's3', CREATED);
+    assert.equal(await countDeliverySourcePurges(stores.b.db, account.id), 3);
+    assert.equal(await foldDeliveryPurges(stores.b.db, account.id, 's3', CREATED), 1);
+    assert.equal(await countDeliverySourcePurges(stores.a.db, account.id), 1);
+    assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's1'), { all: 1, source: 0 });
+    assert.deepEqual(await findDeliveryPurges(stores.a.db, account.id, 's3'), { all: 1, source: 2 });
+    assert.equal(await foldDeliveryPurges(stores.a.db, account.id, '', CREATED), 2);
+    assert.equal(await countDeliverySourcePurges(stores.b.db, account.id), 0);
+    assert.deepEqual(await findDeliveryPurges(stores.b.db, account.id, 's3'), { all: 2, source: 0 });
+  });
+
+  test('failures: remembered per account and derivative, replaced by the last writer, forgotten, and dropped once old', async () => {
+    const account = await newAccount();
+    const failure = { code: 'fetch_failed', message: 'm', failures: 1, retryAt: '2026-11-25T00:01:00.000Z' };
+    assert.equal(await findDeliveryFailure(stores.a.db, account.id, 'd'), undefined);
+    await race(stores, (s, i) =>
+      rememberDeliveryFailure(s.db, account.id, 'd', { ...failure, failures: i + 1 }),
+    );
+    const kept = await findDeliveryFailure(stores.b.db, account.id, 'd');
+    assert.ok(kept && kept.failures >= 1 && kept.failures <= RACERS, JSON.stringify(kept));
+    await rememberDeliveryFailure(stores.a.db, account.id, 'd', { ...failure, failures: 9 });
+    assert.deepEqual(await findDeliveryFailure(stores.b.db, account.id, 'd'), { ...failure, failures: 9 });
+    const other = await newAccount();
+    assert.equal(await findDeliveryFailure(stores.a.db, other.id, 'd'), undefined);
+    await forgetDeliveryFailure(stores.b.db, account.id, 'd');
+    assert.equal(await findDeliveryFailure(stores.a.db, account.id, 'd'), undefined);
+    await rememberDeliveryFailure(stores.a.db, account.id, 'old', failure);
+    await rememberDeliveryFailure(stores.a.db, account.id, 'new', { ...failure, retryAt: GRACE_UNTIL });
+    await deleteDeliveryFailuresBefore(stores.b.db, '2026-11-25T12:00:00.000Z');
+    assert.equal(await findDeliveryFailure(stores.a.db, account.id, 'old'), undefined);
+    assert.equal((await findDeliveryFailure(stores.a.db, account.id, 'new'))?.retryAt, GRACE_UNTIL);
   });
 });

@@ -36,6 +36,12 @@ test('delivery url: the path is account, signature, options in canonical order, 
   assert.equal(signatureMatches('imgpd_s', parts.signedPart, 'short'), false);
 });
 
+test('delivery url: the account id is read as written, never percent-decoded (one spelling names the account)', () => {
+  const path = deliveryPath('acc-1', 'imgpd_s', SOURCE, { w: 800 });
+  assert.equal(splitDeliveryPath(path)?.accountId, 'acc-1');
+  assert.equal(splitDeliveryPath(path.replace('/acc-1/', '/%61cc-1/'))?.accountId, '%61cc-1');
+});
+
 test('delivery url: only the canonical spelling of a signature verifies (no inserted character, no spare bits)', () => {
   const parts = splitDeliveryPath(deliveryPath('acc-1', 'imgpd_s', SOURCE, { w: 800 }));
   assert.ok(parts && signatureMatches('imgpd_s', parts.signedPart, parts.signature));

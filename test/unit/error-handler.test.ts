@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { FastifyRequest } from 'fastify';
 import { ERROR_CODES } from '../../src/errors.ts';
 import { toApiError } from '../../src/http/error-handler.ts';
+import { requestHeadProblem } from '../../src/http/request-head.ts';
 
 const request = (badBodyCode?: string) =>
   ({
@@ -32,4 +33,16 @@ test('a body over the limit: the status is the one ERROR_CODES gives the route c
     assert.equal(err.status, ERROR_CODES[err.code]);
     assert.match(err.message, /1024 bytes/);
   }
+});
+
+test("request head: only HTTP/1.1 needs Host, and only an Expect Node cannot meet is refused (Node's own test of 100-continue)", () => {
+  const problem = (version: string, headers: Record<string, string>) =>
+    requestHeadProblem(version, headers)?.code;
+  assert.equal(problem('1.1', {}), 'invalid_request');
+  assert.equal(problem('1.0', {}), undefined);
+  assert.equal(problem('1.1', { host: 'x', expect: '200-foo' }), 'expectation_failed');
+  assert.equal(problem('1.0', { expect: '200-foo' }), undefined);
+  for (const expect of ['100-continue', '100-Continue', 'foo, 100-continue'])
+    assert.equal(problem('1.1', { host: 'x', expect }), undefined, expect);
+  assert.equal(problem('1.1', { host: 'x' }), undefined);
 });

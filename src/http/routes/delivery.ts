@@ -6,12 +6,19 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { absentAsEmpty } from '../schemas.ts';
 import { usageMonth } from '../../accounts/quota.ts';
+import { checkPurgeRate } from '../../accounts/rate-limit.ts';
 import { takeQuotaUnit, type QuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import { autoOutputFormat } from '../../delivery/auto-format.ts';
-import { invalidUrlSignature, originNotAllowed, urlExpired } from '../../delivery/errors.ts';
+import { invalidUrlSignature, originNotAllowed, resultTooLarge, urlExpired } from '../../delivery/errors.ts';
+import { answerFromMemory, forgetFailure, rememberFailure } from '../../delivery/failure-memory.ts';
 import { negotiate, type Negotiation } from '../../delivery/negotiate.ts';
-import { accountTag, deliveryTags, PURGE_GENERATION_TTL_MS } from '../../delivery/derivatives.ts';
+import {
+  accountTag,
+  deliveryTags,
+  makeCountsUnit,
+  PURGE_GENERATION_TTL_MS,
+} from '../../delivery/derivatives.ts';
 import { derivativeHash, resultCacheKey, type CachedResult } from '../../delivery/result-cache.ts';
 import {
   allowedOrigins,
@@ -28,7 +35,7 @@ import type { Operations } from '../../pipeline/operations.ts';
 import type { ProcessLimits } from '../../pipeline/process.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
-import { claimDeliveryCharge, findDeliverySigner, releaseDeliveryCharge } from '../../store/delivery.ts';
+import { countDeliveryMake, findDeliverySigner, releaseDeliveryMake } from '../../store/delivery.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { success, BEARER, errorAnswers, header, type Headers } from '../openapi.ts';
 import { OUTPUT_HEADERS } from './image.ts';
@@ -45,9 +52,11 @@ image URL percent-encoded as one segment (encodeURIComponent). The signature is 
 padding, of everything after it as sent, under the account's delivery secret (POST /v1/delivery/secret). \`f:auto\`
 answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with Vary: Accept; with \`formats:\`, the smallest of
 the listed formats the Accept header takes (JPEG and PNG always). A result is cached per instance
-(DELIVERY_CACHE_BYTES); a derivative (account, source, options, negotiated format) counts one quota unit per calendar
-month however many instances make it and however often it is evicted (recorded in the store); a hit or a 304 counts
-none. POST /v1/delivery/purge makes the account's derivatives anew (each counts again once). Answers carry
+(DELIVERY_CACHE_BYTES; a result over a sixteenth of it is 413 image_too_large); a derivative (account, source,
+options, negotiated format) counts one quota unit per calendar month, which buys up to 10 makes of it on all instances
+(the 11th counts another); a hit or a 304 counts none. A failed make is answered from memory (same error, with
+Retry-After) until it is tried again. POST /v1/delivery/purge makes the account's derivatives anew (each counts again
+once). Answers carry
 Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong ETag, X-Service-Cache: hit
 or miss, and Cache-Tag (comma-separated) and Surrogate-Key (space-separated) naming the account (imgpipe-a-<24 hex>)
 and the source (imgpipe-s-<24 hex>). See docs/delivery.md.`;
@@ -63,7 +72,7 @@ const DELIVERY_HEADERS: Headers = {
   Vary: header('string', 'Accept on f:auto answers (the format follows it).', { example: 'Accept' }),
   'X-Service-Cache': header(
     'string',
-    "hit: served from the instance's result cache (no unit); miss: made now (one unit, unless this derivative was already charged this month).",
+    "hit: served from the instance's result cache (no unit); miss: made now (one unit for the month's 1st, 11th, 21st… make of this derivative, none for the others).",
     { enum: ['hit', 'miss'] },
   ),
   'Cache-Tag': header(
@@ -253,12 +262,12 @@ const PURGE_SCHEMA = {
   tags: ['Images'],
   summary: "Make an account's delivery derivatives anew (one source, or all)",
   description:
-    'Every instance makes the purged derivatives anew on their next request, within a few seconds and without a restart (the shipped nginx cache too); each counts one unit again when made. Cached copies in browsers and in your CDN stay until their max-age: purge your CDN by the answer’s tags, or put a new v:<token> in the URL. See docs/delivery.md.',
+    'Every instance makes the purged derivatives anew on their next request, within a few seconds and without a restart (the shipped nginx cache too); each counts one unit again when made. Cached copies in browsers and in your CDN stay until their max-age: purge your CDN by the answer’s tags, or put a new v:<token> in the URL. At most 60 purges per minute per account (429 rate_limited with Retry-After); a purge of all, or of a source past 1000 purged sources, replaces the per-source generations by a new account-wide one (all made anew). See docs/delivery.md.',
   security: BEARER,
   body: purgeBodySchema,
   response: {
     ...success(200, 'Purged.', purgeSchema),
-    ...errorAnswers(['invalid_request', 'store_unavailable'], { auth: true }),
+    ...errorAnswers(['invalid_request', 'rate_limited', 'store_unavailable'], { auth: true }),
   },
 };
 
@@ -319,11 +328,13 @@ async function negotiatedOperations(
 }
 
 /**
- * A miss: the derivative is charged unless another instance (or an earlier make, evicted since) charged it this
- * month: the first to record it reserves a unit, which counts once the image exists (it is cached and later
- * requests are free, so a client leaving early does not get it refunded); on every failure the unit is refunded
- * and the record dropped, so the next miss charges it. A miss that is not charged still takes a fetch slot of the
- * account's share, a job slot and every size limit.
+ * A miss. A derivative whose last make failed answers that failure from memory while it lasts (failure-memory.ts).
+ * Otherwise the make is counted in the store: the first of the month, on any instance, reserves a unit, and so does
+ * every MAKES_PER_UNIT-th after it (a unit buys that many makes, evictions and instances included); the unit counts
+ * once the image exists (it is cached and later requests are free, so a client leaving early does not get it
+ * refunded). A result larger than the cache keeps is refused with 413 rather than made on every view. On every
+ * failure the unit is refunded and the make taken back, and a failure the derivative causes is remembered. A make
+ * that counts no unit still takes a fetch slot of the account's share, a job slot and every size limit.
  */
 async function processMiss(
   ctx: AppContext,
@@ -334,18 +345,14 @@ async function processMiss(
   derivative: string,
 ): Promise<Omit<CachedResult, 'etag'>> {
   const { config } = ctx;
+  const db = ctx.store.db;
+  const lastFailure = await answerFromMemory(db, signer.accountId, derivative);
   const now = new Date();
   const month = usageMonth(now);
-  const charged = await claimDeliveryCharge(
-    ctx.store.db,
-    signer.accountId,
-    month,
-    derivative,
-    now.toISOString(),
-  );
+  const makes = await countDeliveryMake(db, signer.accountId, month, derivative, now.toISOString());
   let unit: QuotaUnit | undefined;
   try {
-    if (charged) unit = await takeQuotaUnit(ctx, signer);
+    if (makeCountsUnit(makes)) unit = await takeQuotaUnit(ctx, signer);
     // The allowed origins hold for every hop: a redirect cannot take the fetch to another origin.
     const origins = allowedOrigins(signer);
     const input = await observeFetch(
@@ -372,20 +379,26 @@ async function processMiss(
       () => ctx.inputBuffers.give(input),
       overlay?.image,
     );
+    const largest = ctx.deliveryCache.largestEntryBytes;
+    if (largest > 0 && out.data.length > largest) throw resultTooLarge(out.data.length, largest);
     if (unit) {
       await unit.count();
-      await recordDeliveryImage(ctx.store.db, signer.accountId);
+      await recordDeliveryImage(db, signer.accountId);
     }
+    if (lastFailure) await forgetFailure(db, signer.accountId, derivative);
     return out;
   } catch (err) {
-    if (charged) {
-      await unit?.refund();
-      // The answer is the failure's; a record left behind (store down) only makes this derivative free.
-      await releaseDeliveryCharge(ctx.store.db, signer.accountId, month, derivative).catch((cause: unknown) =>
-        ctx.log.warn({ err: cause }, 'delivery: dropping the charge of a failed derivative failed'),
-      );
-    }
-    throw err;
+    await unit?.refund();
+    // The answer is the failure's; a make left counted (store down) only makes a later one free.
+    await releaseDeliveryMake(db, signer.accountId, month, derivative).catch((cause: unknown) =>
+      ctx.log.warn({ err: cause }, 'delivery: taking back the make of a failed derivative failed'),
+    );
+    throw await rememberFailure(db, signer.accountId, derivative, err, lastFailure).catch(
+      (cause: unknown) => {
+        ctx.log.warn({ err: cause }, 'delivery: remembering a failed derivative failed');
+        return err;
+      },
+    );
   }
 }
 
@@ -482,8 +495,9 @@ export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: App
     async (request, reply) => {
       const { accountId } = accountOf(request);
       const { source } = request.body;
-      const generation = await ctx.deliveryPurges.purge(accountId, source);
       reply.header('Cache-Control', 'no-store');
+      await checkPurgeRate(ctx.store.db, accountId);
+      const generation = await ctx.deliveryPurges.purge(accountId, source);
       return {
         accountId,
         purged: source === undefined ? ('all' as const) : ('source' as const),

@@ -12,6 +12,7 @@ import * as m009 from './009-quota-reservations-one-page.ts';
 import * as m010 from './010-plans-and-checkouts.ts';
 import * as m011 from './011-delivery-charges-purges.ts';
 import * as m012 from './012-overlays.ts';
+import * as m013 from './013-delivery-makes-failures.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '010-plans-and-checkouts': m010,
   '011-delivery-charges-purges': m011,
   '012-overlays': m012,
+  '013-delivery-makes-failures': m013,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */
