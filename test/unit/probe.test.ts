@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { iccDescription, keepsFrames } from '../../src/pipeline/probe.ts';
+import { iccDescription, keepsFrames, planOutput } from '../../src/pipeline/probe.ts';
 
 async function profileOf(name: string): Promise<Buffer> {
   const jpeg = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#fff' } })
@@ -34,4 +34,14 @@ test('frames are kept only from an animated GIF or WebP into WebP', () => {
   assert.equal(keepsFrames('gif', 30, 'png'), false);
   assert.equal(keepsFrames('gif', 1, 'webp'), false);
   assert.equal(keepsFrames('avif', 5, 'webp'), false);
+});
+
+test('format auto never trades an input with alpha for JPEG while another candidate keeps alpha', () => {
+  assert.deepEqual(planOutput('png', 1, { format: 'auto' }, true).formats, ['webp', 'avif']);
+  assert.deepEqual(planOutput('png', 1, { format: 'auto' }, false).formats, ['jpeg', 'webp', 'avif']);
+  assert.deepEqual(planOutput('png', 1, { format: 'auto', formats: ['jpeg', 'png'] }, true).formats, ['png']);
+  // JPEG alone is what the caller asked for: it is written, flattened on the background.
+  assert.deepEqual(planOutput('png', 1, { format: 'auto', formats: ['jpeg'] }, true).formats, ['jpeg']);
+  // A named format is never second-guessed.
+  assert.deepEqual(planOutput('png', 1, { format: 'jpeg' }, true).formats, ['jpeg']);
 });
