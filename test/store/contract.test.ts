@@ -15,12 +15,14 @@ import {
   setOperatorTier,
 } from '../../src/store/accounts.ts';
 import {
+  findActiveKey,
   findActiveKeyOwner,
   findKeyByHash,
   hasActiveKey,
   insertApiKeyUnlessActive,
   replaceActiveKey,
   revokeActiveKey,
+  restoreRevokedKey,
   revokeKeyByHash,
 } from '../../src/store/keys.ts';
 import type { Db } from '../../src/store/schema.ts';
@@ -157,6 +159,24 @@ describeStoreContract('accounts, keys, usage', (stores) => {
     const row = await findKeyByHash(b.db, hashApiKey(key));
     assert.equal(row?.account_id, account.id);
     assert.notEqual(row?.revoked_at, null, 'a revoked key is kept, marked revoked');
+  });
+
+  test('keys: findActiveKey finds the one active key; restoreRevokedKey makes only a revoked key of that account active again', async () => {
+    const { a, b } = stores;
+    const account = await newAccount();
+    const other = await newAccount();
+    const key = await replaceAccountKey(a.db, account.id);
+    assert.equal((await findActiveKey(b.db, account.id))?.key_hash, hashApiKey(key));
+    assert.equal(
+      await restoreRevokedKey(b.db, account.id, hashApiKey(key)),
+      false,
+      'an active key is not restored',
+    );
+    assert.equal(await revokeActiveKey(a.db, account.id), true);
+    assert.equal(await findActiveKey(b.db, account.id), undefined);
+    assert.equal(await restoreRevokedKey(b.db, other.id, hashApiKey(key)), false, "another account's key");
+    assert.equal(await restoreRevokedKey(b.db, account.id, hashApiKey(key)), true);
+    assert.equal((await findActiveKeyOwner(a.db, hashApiKey(key)))?.accountId, account.id);
   });
 
   test('keys: concurrent revokeKeyByHash of one key revokes it once', async () => {
