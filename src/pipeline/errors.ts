@@ -45,12 +45,19 @@ export function processTimeout(reason: 'deadline' | 'client left', cause?: unkno
   return apiError('process_timeout', message, cause === undefined ? {} : { cause });
 }
 
-/** 503 busy, with Retry-After: every processing slot is taken, or the server is shutting down. */
-export function busy(reason: 'slots' | 'shutdown'): ApiError {
-  const message =
-    reason === 'slots'
-      ? 'All processing slots are in use; retry shortly'
-      : 'The server is shutting down; retry shortly';
+const BUSY_MESSAGES = {
+  slots: 'All processing slots are in use; retry shortly',
+  preempted:
+    'The job was stopped to give its processing slot to an account that has used far less of this server recently; retry shortly',
+  shutdown: 'The server is shutting down; retry shortly',
+};
+
+/**
+ * 503 busy, with Retry-After: every processing slot is taken, the job was stopped for a much lighter account
+ * (src/scheduler.ts), or the server is shutting down.
+ */
+export function busy(reason: keyof typeof BUSY_MESSAGES): ApiError {
+  const message = BUSY_MESSAGES[reason];
   return apiError('busy', message, { headers: { 'Retry-After': BUSY_RETRY_AFTER_SECONDS } });
 }
 
