@@ -28,11 +28,14 @@ export function tooManyPixels(cause?: unknown, limit?: number): ApiError {
   return apiError('image_too_large', `The image has more pixels than this server accepts${most}`, { cause });
 }
 
-/** 413 image_too_large for an animation with more frames than MAX_ANIMATION_FRAMES (refused from the header). */
+/**
+ * 413 image_too_large for an animation with more frames, or a TIFF with more pages, than MAX_ANIMATION_FRAMES
+ * (refused from the file's structure).
+ */
 export function tooManyFrames(maxFrames: number): ApiError {
   return apiError(
     'image_too_large',
-    `The animation has more than the ${maxFrames} frames this server accepts`,
+    `The image has more than the ${maxFrames} frames (animation frames or TIFF pages) this server accepts`,
   );
 }
 

@@ -1,5 +1,5 @@
 // owns: the cheap look at an input's bytes before any decoder runs: declared size, a JPEG's scan count, and the
-// frames of a GIF or WebP, each read in one linear walk that never calls libvips.
+// frames of a GIF or WebP and the pages of a TIFF, each read in one linear walk that never calls libvips.
 import type { InputFormat } from './formats.ts';
 
 /**
@@ -188,6 +188,28 @@ function tiffSize(buf: Buffer): { width: number; height: number } | undefined {
 }
 
 /**
+ * A TIFF's pages: its chain of image file directories (IFDs), each one's entry count and next offset read, never its
+ * data (libtiff walks the chain too, before libvips can count its pages, 0.64 s for 98,000 one-pixel pages). A chain
+ * that leaves the file or comes back to a directory already read ends the walk, unreadable.
+ */
+function tiffPages(buf: Buffer): { frames: number; readable: boolean } {
+  const le = buf[0] === 0x49;
+  const u16 = (at: number) => (le ? buf.readUInt16LE(at) : buf.readUInt16BE(at));
+  const u32 = (at: number) => (le ? buf.readUInt32LE(at) : buf.readUInt32BE(at));
+  const seen = new Set<number>();
+  let frames = 0;
+  for (let ifd = u32(4); ifd !== 0;) {
+    if (seen.has(ifd) || ifd + 2 > buf.length) return { frames: Math.max(1, frames), readable: false };
+    seen.add(ifd);
+    const next = ifd + 2 + u16(ifd) * 12;
+    if (next + 4 > buf.length) return { frames: Math.max(1, frames + 1), readable: false };
+    frames++;
+    ifd = u32(next);
+  }
+  return { frames: Math.max(1, frames), readable: true };
+}
+
+/**
  * What an input's bytes say before any decoder runs. `width` × `height` is what libvips decodes one frame to: for a
  * GIF the screen grown to hold every frame (the decoder grows it; a screen descriptor may lie), for an animated WebP
  * the canvas. `readable`: the structure was walked to its end without an inconsistency (only then may it decide
@@ -221,7 +243,8 @@ export function readInputStructure(buf: Buffer, format: InputFormat): InputStruc
         return webpStructure(buf);
       case 'tiff': {
         const size = tiffSize(buf);
-        return size && { format, ...size, frames: 1, progressive: false, scans: 0, readable: true };
+        const pages = tiffPages(buf);
+        return size && { format, ...size, progressive: false, scans: 0, ...pages };
       }
       default:
         return undefined;

@@ -4,7 +4,7 @@
 // child otherwise, under one PROCESS_TIMEOUT_MS on either path, observed by the metrics.
 import type { Config } from '../config.ts';
 import { observeProcessing, type Metrics } from '../metrics.ts';
-import type { SlotPool } from '../scheduler.ts';
+import type { SlotPool, WorkKind } from '../scheduler.ts';
 import { busy, processTimeout } from './errors.ts';
 import { runsInProcess } from './in-process.ts';
 import type { IsolatedProcessor } from './isolated-processor.ts';
@@ -93,4 +93,27 @@ export async function runImageJob(
           })
           .finally(stopped),
   );
+}
+
+/** Runs libvips work in a job slot of the scheduler: `inJobSlot` for the account asking. */
+export type InSlot = <T>(work: () => Promise<T>) => Promise<T>;
+
+/**
+ * Runs `work`, libvips in this process that cannot be stopped (an info probe's header read, an overlay's
+ * inspection), in a job slot of the scheduler taken for `account`: busy when it is refused. Everything that calls
+ * libvips holds a job slot, so none of it takes the machine outside the scheduler's rule.
+ */
+export async function inJobSlot<T>(
+  jobs: SlotPool,
+  account: string,
+  kind: Exclude<WorkKind, 'job' | 'fetch'>,
+  work: () => Promise<T>,
+): Promise<T> {
+  const slot = await jobs.acquire({ account, kind });
+  if ('refused' in slot) throw busy('slots');
+  try {
+    return await work();
+  } finally {
+    slot.release();
+  }
 }
