@@ -189,22 +189,19 @@ function tiffSize(buf: Buffer): { width: number; height: number } | undefined {
 
 /**
  * A TIFF's pages: its chain of image file directories (IFDs), each one's entry count and next offset read, never its
- * data (libtiff walks the chain too, before libvips can count its pages, 0.64 s for 98,000 one-pixel pages). A chain
- * that leaves the file or comes back to a directory already read ends the walk, unreadable.
+ * data (libtiff walks the chain too, before libvips can count its pages: 0.64 s for 98,000 one-pixel pages). The walk
+ * stops once it has counted `maxPages` + 1 (enough to refuse the file), so a chain that loops ends there; one that
+ * leaves the file ends the walk, unreadable.
  */
-function tiffPages(buf: Buffer): { frames: number; readable: boolean } {
+function tiffPages(buf: Buffer, maxPages: number): { frames: number; readable: boolean } {
   const le = buf[0] === 0x49;
-  const u16 = (at: number) => (le ? buf.readUInt16LE(at) : buf.readUInt16BE(at));
-  const u32 = (at: number) => (le ? buf.readUInt32LE(at) : buf.readUInt32BE(at));
-  const seen = new Set<number>();
   let frames = 0;
-  for (let ifd = u32(4); ifd !== 0;) {
-    if (seen.has(ifd) || ifd + 2 > buf.length) return { frames: Math.max(1, frames), readable: false };
-    seen.add(ifd);
-    const next = ifd + 2 + u16(ifd) * 12;
-    if (next + 4 > buf.length) return { frames: Math.max(1, frames + 1), readable: false };
+  for (let ifd = le ? buf.readUInt32LE(4) : buf.readUInt32BE(4); ifd !== 0 && frames <= maxPages;) {
+    if (ifd + 2 > buf.length) return { frames: Math.max(1, frames), readable: false };
+    const next = ifd + 2 + (le ? buf.readUInt16LE(ifd) : buf.readUInt16BE(ifd)) * 12;
+    if (next + 4 > buf.length) return { frames: frames + 1, readable: false };
     frames++;
-    ifd = u32(next);
+    ifd = le ? buf.readUInt32LE(next) : buf.readUInt32BE(next);
   }
   return { frames: Math.max(1, frames), readable: true };
 }
@@ -228,9 +225,14 @@ export interface InputStructure {
 
 /**
  * Reads an input's structure in one linear walk (markers, chunks or blocks, never pixel data): the size a decoder
- * would produce and the number of frames. Undefined for AVIF and HEIC, whose boxes are not walked here.
+ * would produce and the number of frames (a TIFF's pages counted up to `maxFrames` + 1; by default as many as its
+ * bytes could hold, six each, past which a chain loops). Undefined for AVIF and HEIC, whose boxes are not walked here.
  */
-export function readInputStructure(buf: Buffer, format: InputFormat): InputStructure | undefined {
+export function readInputStructure(
+  buf: Buffer,
+  format: InputFormat,
+  maxFrames = buf.length / 6,
+): InputStructure | undefined {
   try {
     switch (format) {
       case 'jpeg':
@@ -243,7 +245,7 @@ export function readInputStructure(buf: Buffer, format: InputFormat): InputStruc
         return webpStructure(buf);
       case 'tiff': {
         const size = tiffSize(buf);
-        const pages = tiffPages(buf);
+        const pages = tiffPages(buf, maxFrames);
         return size && { format, ...size, progressive: false, scans: 0, ...pages };
       }
       default:

@@ -27,14 +27,15 @@ export async function inspectOverlayImage(
   if (format !== 'png' && format !== 'webp') {
     throw apiError('unprocessable_image', 'An overlay must be a PNG or WebP image (its bytes say otherwise)');
   }
-  const structure = readInputStructure(image, format);
+  // One frame is all an overlay may have: the walk need not count past two.
+  const structure = readInputStructure(image, format, 1);
   if (structure === undefined || !structure.readable) {
     throw apiError('unprocessable_image', `The overlay's ${format} structure could not be read`);
   }
   if (structure.frames > 1) {
     throw apiError(
       'unprocessable_image',
-      `An overlay must be a still image: this one is animated (${structure.frames} frames), and only its first frame could be placed`,
+      'An overlay must be a still image: this one is animated, and only its first frame could be placed',
     );
   }
   checkOverlayPixels(structure.width, structure.height);

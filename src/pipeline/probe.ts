@@ -127,7 +127,8 @@ export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InS
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
-  checkFrameCount(readInputStructure(input, format)?.frames ?? 1, limits);
+  const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
+  checkFrameCount(readInputStructure(input, format, maxFrames)?.frames ?? 1, limits);
   // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
   const meta = await inSlot(() =>
     sharp(input, { limitInputPixels: false })

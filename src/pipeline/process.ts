@@ -18,7 +18,7 @@ import {
 } from './input-header.ts';
 import { ACCEPTED_LOADERS, decodedAsSniffed, defaultOutputFormat, sniffImageFormat } from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
-import { checkDecodeLimits, checkFrameCount, keepsFrames } from './probe.ts';
+import { checkDecodeLimits, checkFrameCount, DEFAULT_MAX_ANIMATION_FRAMES, keepsFrames } from './probe.ts';
 import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
 import {
   applyPhases,
@@ -110,7 +110,11 @@ export function inspectInput(
   if (format === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
-  const structure = readInputStructure(input, format);
+  const structure = readInputStructure(
+    input,
+    format,
+    limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES,
+  );
   if (structure === undefined) return undefined;
   checkFrameCount(structure.frames, limits);
   const output = ops.format === undefined || ops.format === 'auto' ? defaultOutputFormat(format) : ops.format;

@@ -129,3 +129,20 @@ test('runner: the input is declared free once, when the job never starts or once
   await codeOf(runImageJob(deps(t, countingLimiter(1)), 'a', corrupt, {}, signal, () => freedOnFailure++));
   assert.equal(freedOnFailure, 1, 'a job that failed frees its input once too');
 });
+
+test('runner: a job in a child stopped for a much lighter account answers 503 busy, its slot given over', async (t) => {
+  const jobs = createSlotPool({ max: 1 });
+  const signal = new AbortController().signal;
+  let freed = 0;
+  // A blur of 1000 runs in a child (not on the allow-list) for longer than this test.
+  const heavy = codeOf(
+    runImageJob(deps(t, jobs), 'heavy', corpus('hopper.jpg'), { blur: 1000 }, signal, () => freed++),
+  );
+  await new Promise((r) => setTimeout(r, 1300));
+  const light = await jobs.acquire({ account: 'light', kind: 'job' });
+  assert.ok('release' in light, 'the light account got the slot');
+  assert.equal(await heavy, 'busy');
+  assert.equal(freed, 1, 'the stopped job freed its input once');
+  assert.equal(jobs.inFlight, 1, 'only the light account holds a slot');
+  light.release();
+});
