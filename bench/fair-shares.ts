@@ -261,7 +261,7 @@ const counted = (counts: Map<string, number>) =>
 
 export const fairSharesSection: Section = {
   heading: 'Fair shares: a victim account under each attack',
-  question: '## Stress and faults',
+  question: 'Stress and faults',
   about:
     "a victim's small jobs and delivery misses every 0.5 s under six attacks, one and two attacker keys (~6 min)",
   async run(ctx) {
