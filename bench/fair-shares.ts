@@ -13,6 +13,7 @@ import { openStore } from '../src/store/db.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
 import { webpFrameBomb } from '../test/helpers/animations.ts';
 import { tiffPageBomb } from '../test/helpers/bombs.ts';
+import { noiseImage } from '../test/helpers/images.ts';
 import { fmt, table } from './report.ts';
 import type { Section } from './section.ts';
 import { startService, type ServiceProcess } from './service.ts';
@@ -49,18 +50,7 @@ interface Attack {
   prepare(target: Target, key: string, inputs: Inputs): Promise<(i: number) => Promise<string>>;
 }
 
-const noise = (side: number) =>
-  sharp({
-    create: {
-      width: side,
-      height: side,
-      channels: 3,
-      background: '#000',
-      noise: { type: 'gaussian', mean: 128, sigma: 60 },
-    },
-  })
-    .jpeg({ quality: 90 })
-    .toBuffer();
+const noise = (side: number) => noiseImage(side).jpeg({ quality: 90 }).toBuffer();
 
 /** What an answer was: its status when a success, else its error code (`busy`, `fetch_busy`, `process_timeout`…). */
 async function status(answer: Promise<Response>): Promise<string> {
