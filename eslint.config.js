@@ -22,7 +22,7 @@ function layerRules() {
     block(['src/fetch/**/*.ts'], {
       group: ['**/pipeline/**'],
       message:
-        'The fetch knows nothing of the pipeline: a primitive both use lives below both (src/limiter.ts).',
+        'The fetch knows nothing of the pipeline: a primitive both use lives below both (src/scheduler.ts).',
     }),
     block(['src/mail/**/*.ts'], {
       group: ['**/store/**', '**/outbox/**'],
@@ -32,7 +32,7 @@ function layerRules() {
       group: DOMAIN.map((folder) => `**/${folder}/**`),
       message: 'The store is the bottom layer: it imports no domain or http module.',
     }),
-    block(['src/{config,errors,metrics,limiter,paths}.ts'], {
+    block(['src/{config,errors,metrics,scheduler,paths}.ts'], {
       group: ['**/store/**', ...DOMAIN.map((folder) => `**/${folder}/**`)],
       message: 'A leaf every layer may use imports no layer above it.',
     }),
@@ -82,7 +82,7 @@ export default tseslint.config(
     },
   },
   // Layers point one way: http (routes parse and answer) → domain (accounts, billing, pipeline, fetch, mail, outbox,
-  // pages, delivery) → store (queries) → leaves (config, errors, metrics, limiter, paths). Below http nothing
+  // pages, delivery) → store (queries) → leaves (config, errors, metrics, scheduler, paths). Below http nothing
   // imports http/ or the composition root (context.ts); inside the domain, each folder also keeps its own never-rules.
   ...layerRules(),
   // Promises are awaited or handled on purpose (type-aware).

@@ -26,7 +26,7 @@ import { requestIdFor, requestLogFields } from '../src/http/request-id.ts';
 import { registerSecurityHeaders } from '../src/http/security-headers.ts';
 import { createMetrics, observeProcessing } from '../src/metrics.ts';
 import { busy } from '../src/pipeline/errors.ts';
-import { createLimiter } from '../src/limiter.ts';
+import { createSlotPool } from '../src/scheduler.ts';
 import { operationsSchema, type Operations } from '../src/pipeline/operations.ts';
 import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
 import { findOrCreateAccount } from '../src/store/accounts.ts';
@@ -69,8 +69,8 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
   const config = loadConfig(process.env);
   const limits = floorLimits();
   const schema = operationsSchema(config.maxResizeDimension);
-  const jobs = createLimiter(config.maxConcurrentJobs);
-  const metrics = on('metrics') ? createMetrics({ jobs, fetches: createLimiter(1) }) : undefined;
+  const jobs = createSlotPool({ max: config.maxConcurrentJobs });
+  const metrics = on('metrics') ? createMetrics({ jobs, fetches: createSlotPool({ max: 1 }) }) : undefined;
   const databaseUrl = `sqlite:${join(mkdtempSync(join(tmpdir(), 'imgpipe-floor-')), 'floor.db')}`;
   const store =
     on('auth') || on('quota') ? openStore(databaseUrl, { poolSize: 1, statementTimeoutMs: 5000 }) : undefined;
@@ -141,12 +141,12 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
     });
   };
 
-  const processUpload = (input: Buffer, ops: Operations): Promise<Output> => {
+  const processUpload = async (input: Buffer, ops: Operations): Promise<Output> => {
     if (!on('pipeline')) return replayOr(input, () => sharpOnce(input, ops, limits));
-    const release = jobs.tryAcquire();
-    if (!release) throw busy('slots');
-    if (REPLAY) return replayOr(input, () => processImage(input, ops, limits)).finally(release);
-    return processImage(input, ops, limits, release);
+    const slot = await jobs.acquire({ account: 'floor', kind: 'job' });
+    if ('refused' in slot) throw busy('slots');
+    if (REPLAY) return replayOr(input, () => processImage(input, ops, limits)).finally(slot.release);
+    return processImage(input, ops, limits, slot.release);
   };
 
   await app.register(async (scope) => {

@@ -9,6 +9,7 @@ import { avifSection } from './avif-effort.ts';
 import { coldStartSection } from './cold-start.ts';
 import { deliverySection } from './delivery.ts';
 import { encodersSection } from './encoders.ts';
+import { fairSharesSection } from './fair-shares.ts';
 import { floorSection, layersReplaySection, layersSection } from './floor.ts';
 import { inProcessBoundsSection } from './in-process-bounds.ts';
 import { loadBaseImage, type BaseImage } from './inputs.ts';
@@ -48,6 +49,7 @@ const SECTIONS: Record<string, Section> = {
   peers: peersSection,
   profile: profileSection,
   'in-process-bounds': inProcessBoundsSection,
+  'fair-shares': fairSharesSection,
 };
 const DEFAULT_SECTIONS = ['main', 'scaling', 'avif', 'store', 'coldstart', 'isolation'];
 

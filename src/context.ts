@@ -5,7 +5,7 @@ import type { PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { operationsSchema } from './pipeline/operations.ts';
-import { createLimiter, createSharedLimiter, type Limiter, type SharedLimiter } from './limiter.ts';
+import { createSlotPool, fairShare, JOB_SLOT_WAIT_MS, type SlotPool } from './scheduler.ts';
 import { createInputBuffers, FIRST_BUFFER_CAP, type InputBuffers } from './input-buffers.ts';
 import {
   childMemoryLimitBytes,
@@ -29,10 +29,13 @@ export interface AppContext {
   config: Config;
   log: Logger;
   store: Store;
-  /** Image processing slots (MAX_CONCURRENT_JOBS), per instance. */
-  jobs: Limiter;
-  /** URL fetch slots (MAX_CONCURRENT_FETCHES), per instance, shared fairly between accounts and free probes. */
-  fetches: SharedLimiter;
+  /**
+   * The scheduler's job slots (MAX_CONCURRENT_JOBS), per instance: image jobs, info probes' header reads and overlay
+   * inspections, shared by recent cost (src/scheduler.ts).
+   */
+  jobs: SlotPool;
+  /** The scheduler's URL fetch slots (MAX_CONCURRENT_FETCHES), per instance, shared by recent cost. */
+  fetches: SlotPool;
   /** Buffers of jobs' inputs (uploads, fetched bodies) kept for the next ones: one per job slot. */
   inputBuffers: InputBuffers;
   /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
@@ -88,8 +91,10 @@ export async function createContext(config: Config, log: Logger = createLogger(c
   await migrateStore(store.db);
   const mailer = createMailer(config, store.db, log);
   const refunds = createQuotaRefunds(store.db, log);
-  const jobs = createLimiter(config.maxConcurrentJobs);
-  const fetches = createSharedLimiter(config.maxConcurrentFetches);
+  const jobs = createSlotPool({ max: config.maxConcurrentJobs, waitMs: JOB_SLOT_WAIT_MS });
+  // A fetch waits for nothing (every fetch can be stopped); one account, and free probes together, hold at most half.
+  const share = fairShare(config.maxConcurrentFetches);
+  const fetches = createSlotPool({ max: config.maxConcurrentFetches, perAccount: share, freeMax: share });
   const isolated = createIsolatedProcessor(childMemoryLimitBytes(config.maxInputPixels));
   const metrics = createMetrics({ jobs, fetches }, deliveryCache);
   const liveness = await startInstanceLiveness(store.db, log, {

@@ -3,7 +3,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import sharp from 'sharp';
 import { isApiError } from './errors.ts';
-import type { SlotGauge } from './limiter.ts';
+import type { SlotGauge } from './scheduler.ts';
 import { PACKAGE_VERSION, RUNS_FROM_BUNDLE } from './paths.ts';
 
 export interface RequestSample {

@@ -1,6 +1,6 @@
 // The errors of the url source, one wording per code: what a client is told when its url cannot be fetched.
 import { apiError, type ApiError, type ErrorCode } from '../errors.ts';
-import type { SlotRefusal } from '../limiter.ts';
+import type { SlotRefusal } from '../scheduler.ts';
 
 export const FETCH_BUSY_RETRY_AFTER_SECONDS = 2;
 
@@ -58,16 +58,21 @@ export function fetchTimeout(where: string, timeoutMs: number, cause: unknown): 
   );
 }
 
-const FETCH_BUSY_MESSAGES: Record<SlotRefusal, (share: number) => string> = {
+const FETCH_BUSY_MESSAGES: Record<SlotRefusal | 'preempted', (share: number) => string> = {
   all_taken: () => 'All URL fetch slots are in use; retry shortly',
+  preempted: () =>
+    'The URL fetch was stopped to give its slot to an account that has used far less of this server recently; retry shortly',
   holder_share: (share) =>
     `This account already has ${share} URL fetches running, its share of this server's fetch slots; retry when one has finished`,
   free_share: (share) =>
     `Image info probes already hold ${share} URL fetch slots, their share of this server's; retry shortly`,
 };
 
-/** 503 fetch_busy; `share` is the most slots an account, or all image info probes together, may hold. */
-export function fetchBusy(refusal: SlotRefusal, share: number): ApiError {
+/**
+ * 503 fetch_busy: a slot refused, or the fetch stopped for a much lighter account (`preempted`); `share` is the most
+ * slots an account, or all image info probes together, may hold.
+ */
+export function fetchBusy(refusal: SlotRefusal | 'preempted', share: number): ApiError {
   return apiError('fetch_busy', FETCH_BUSY_MESSAGES[refusal](share), {
     headers: { 'Retry-After': FETCH_BUSY_RETRY_AFTER_SECONDS },
   });

@@ -1,7 +1,7 @@
 // owns: fetching a client-supplied URL without letting it reach the operator's network (SSRF guard).
 import type { ConnectionOptions } from 'node:tls';
 import type { Config } from '../config.ts';
-import type { SharedLimiter, SlotClaim } from '../limiter.ts';
+import type { SlotPool } from '../scheduler.ts';
 import { apiError, ApiError, isApiError } from '../errors.ts';
 import { createSystemResolver, type HostResolver } from './host-resolver.ts';
 import { dialHostname, createPinnedPools, pinAddress } from './pinned-agent.ts';
@@ -40,6 +40,8 @@ export interface FetchOptions {
   checkUrl?: (url: URL) => void;
   /** Kept buffers to read the body into; the caller gives the answer's buffer back once nothing reads it. */
   buffers?: InputBuffers;
+  /** Stops the fetch (the scheduler gave its slot to a lighter account); it then fails as a fetch_timeout would. */
+  signal?: AbortSignal;
 }
 
 export interface UrlFetcher {
@@ -89,14 +91,22 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   /**
    * One hop: its host resolved and every answer checked, then the request over a connection to the checked address
    * (kept alive for the next hop or fetch that checks to the same address), all within the hop's own
-   * FETCH_TIMEOUT_MS (api.md's Limits: "per url fetch, per hop"); `signal` aborts at it, and the request's own
-   * timeouts are set to it too, as a backstop.
+   * FETCH_TIMEOUT_MS (api.md's Limits: "per url fetch, per hop"); `signal` aborts at it or at `stop`, and the
+   * request's own timeouts are set to it too, as a backstop.
    */
-  async function fetchHop(url: URL, buffers: InputBuffers | undefined): Promise<HopResult> {
+  async function fetchHop(
+    url: URL,
+    buffers: InputBuffers | undefined,
+    stop: AbortSignal | undefined,
+  ): Promise<HopResult> {
     const where = url.host;
     const controller = new AbortController();
     const signal = controller.signal;
     const timer = setTimeout(() => controller.abort(), timeoutMs);
+    // The scheduler's stop (the slot given to a lighter account) ends the hop as its deadline would.
+    const stopHop = () => controller.abort();
+    if (stop?.aborted) stopHop();
+    stop?.addEventListener('abort', stopHop, { once: true });
     try {
       const address = await pinAddress(dialHostname(url), resolve, allowCidrs, signal);
       const res = await pools.forAddress(url, address).request({
@@ -134,6 +144,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
       throw describeNetworkError(err, where);
     } finally {
       clearTimeout(timer);
+      stop?.removeEventListener('abort', stopHop);
     }
   }
 
@@ -144,7 +155,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
       let url = start;
       for (let redirects = 0; ; redirects++) {
         fetchOptions.checkUrl?.(url);
-        const hop = await fetchHop(url, fetchOptions.buffers);
+        const hop = await fetchHop(url, fetchOptions.buffers, fetchOptions.signal);
         if (hop.kind === 'body') return hop.bytes;
         if (redirects >= config.maxRedirects) {
           throw tooManyRedirects(config.maxRedirects);
@@ -163,28 +174,46 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   };
 }
 
+/** Who a fetch is for, and whether it costs them anything (a free probe's). */
+export interface FetchClaim {
+  /** The account the fetch is charged to. */
+  holder: string;
+  free: boolean;
+}
+
 /** What fetching an image needs of the service. */
 export interface FetchImageDeps {
   fetcher: UrlFetcher;
-  /** MAX_CONCURRENT_FETCHES slots of this instance, shared fairly between accounts and free probes. */
-  fetches: SharedLimiter;
+  /** MAX_CONCURRENT_FETCHES slots of this instance, shared by recent cost between accounts (src/scheduler.ts). */
+  fetches: SlotPool;
   config: Pick<Config, 'fetchAllowCidrs' | 'isProduction'>;
 }
 
-/** fetchImage without the development hint: the checks, a slot, the fetch. */
+/**
+ * fetchImage without the development hint: the checks, a slot, the fetch. A fetch can always be stopped, so the
+ * scheduler may stop it to give its slot to a much lighter account: it then answers fetch_busy.
+ */
 async function fetchWithSlot(
   deps: FetchImageDeps,
   rawUrl: string,
-  claim: SlotClaim,
+  claim: FetchClaim,
   options: FetchOptions = {},
 ): Promise<Buffer> {
   const url = checkFetchUrl(rawUrl, deps.config.fetchAllowCidrs);
-  const slot = deps.fetches.tryAcquire(claim);
+  const preempted = new AbortController();
+  const slot = await deps.fetches.acquire({
+    account: claim.holder,
+    kind: 'fetch',
+    free: claim.free,
+    onPreempt: () => preempted.abort(),
+  });
   if ('refused' in slot) {
     throw fetchBusy(slot.refused, deps.fetches.share);
   }
   try {
-    return await deps.fetcher.fetch(url, options);
+    return await deps.fetcher.fetch(url, { ...options, signal: preempted.signal });
+  } catch (err) {
+    throw preempted.signal.aborted ? fetchBusy('preempted', deps.fetches.share) : err;
   } finally {
     slot.release();
   }
@@ -208,7 +237,7 @@ function withLocalSourceHint(err: unknown): unknown {
 export async function fetchImage(
   deps: FetchImageDeps,
   rawUrl: string,
-  claim: SlotClaim,
+  claim: FetchClaim,
   options: FetchOptions = {},
 ): Promise<Buffer> {
   try {

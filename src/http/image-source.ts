@@ -1,8 +1,7 @@
 // owns: the bytes of an image request's source: the upload as read, or the url fetched through the SSRF guard.
-import { fetchImage, type FetchImageDeps } from '../fetch/guarded-fetch.ts';
+import { fetchImage, type FetchClaim, type FetchImageDeps } from '../fetch/guarded-fetch.ts';
 import { observeFetch, type Metrics } from '../metrics.ts';
 import type { ImageSource } from './image-request.ts';
-import type { SlotClaim } from '../limiter.ts';
 import type { InputBuffers } from '../input-buffers.ts';
 
 /**
@@ -12,7 +11,7 @@ import type { InputBuffers } from '../input-buffers.ts';
 export async function sourceBytes(
   deps: FetchImageDeps & { metrics: Metrics },
   source: ImageSource,
-  claim: SlotClaim,
+  claim: FetchClaim,
   buffers?: InputBuffers,
 ): Promise<Buffer> {
   return source.kind === 'upload'

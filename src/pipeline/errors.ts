@@ -78,11 +78,14 @@ export function tooManyPixels(cause?: unknown, limit?: number): ApiError {
   return apiError('image_too_large', `The image has more pixels than this server accepts${most}`, { cause });
 }
 
-/** 413 image_too_large for an animation with more frames than MAX_ANIMATION_FRAMES (refused from the header). */
+/**
+ * 413 image_too_large for an animation with more frames, or a TIFF with more pages, than MAX_ANIMATION_FRAMES
+ * (refused from the file's structure).
+ */
 export function tooManyFrames(maxFrames: number): ApiError {
   return apiError(
     'image_too_large',
-    `The animation has more than the ${maxFrames} frames this server accepts`,
+    `The image has more than the ${maxFrames} frames (animation frames or TIFF pages) this server accepts`,
   );
 }
 
@@ -95,12 +98,19 @@ export function processTimeout(reason: 'deadline' | 'client left', cause?: unkno
   return apiError('process_timeout', message, cause === undefined ? {} : { cause });
 }
 
-/** 503 busy, with Retry-After: every processing slot is taken, or the server is shutting down. */
-export function busy(reason: 'slots' | 'shutdown'): ApiError {
-  const message =
-    reason === 'slots'
-      ? 'All processing slots are in use; retry shortly'
-      : 'The server is shutting down; retry shortly';
+const BUSY_MESSAGES = {
+  slots: 'All processing slots are in use; retry shortly',
+  preempted:
+    'The job was stopped to give its processing slot to an account that has used far less of this server recently; retry shortly',
+  shutdown: 'The server is shutting down; retry shortly',
+};
+
+/**
+ * 503 busy, with Retry-After: every processing slot is taken, the job was stopped for a much lighter account
+ * (src/scheduler.ts), or the server is shutting down.
+ */
+export function busy(reason: keyof typeof BUSY_MESSAGES): ApiError {
+  const message = BUSY_MESSAGES[reason];
   return apiError('busy', message, { headers: { 'Retry-After': BUSY_RETRY_AFTER_SECONDS } });
 }
 

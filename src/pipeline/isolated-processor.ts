@@ -2,6 +2,7 @@
 // or when the client leaves, so no job slot outlives PROCESS_TIMEOUT_MS. Children are kept and reused; a killed one
 // is replaced at once; a child whose server died exits at once (isolated-child.ts).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { getPriority, setPriority } from 'node:os';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import type { Operations } from './operations.ts';
@@ -65,6 +66,22 @@ function runtimeStartupDataBytes(): number {
 /** How libvips, libheif and libaom word a failed allocation. */
 const OUT_OF_MEMORY = /alloc|memory/i;
 
+/**
+ * How much lower the children's CPU priority is than the server's (nice): the server's own work (answers, the
+ * in-process allow-list, header reads, all bounded to about 0.1 s of CPU) comes first, so a child's long job, which
+ * the scheduler can stop, never starves a light account's small one.
+ */
+export const CHILD_NICENESS = 10;
+
+function lowerPriority(child: ChildProcess) {
+  if (child.pid === undefined) return;
+  try {
+    setPriority(child.pid, Math.min(19, getPriority() + CHILD_NICENESS));
+  } catch {
+    // A child that has already exited has no priority to set.
+  }
+}
+
 function startChild(memoryLimitBytes: number): ChildProcess {
   // sh sets the limit and execs node in its place (same pid), keeping the IPC channel on its descriptor. Where the
   // operator's own hard limit is lower, ulimit cannot raise it and that stricter limit stays.
@@ -81,6 +98,7 @@ function startChild(memoryLimitBytes: number): ChildProcess {
   );
   // Idle children must not keep the process alive; the server does while it listens.
   child.unref();
+  lowerPriority(child);
   // A child that cannot start or whose channel breaks ends its job through 'exit' or the deadline, not a crash.
   child.on('error', () => child.kill('SIGKILL'));
   child.channel?.unref();

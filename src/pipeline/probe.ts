@@ -13,6 +13,7 @@ import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputForm
 import type { Operations, OutputFormat } from './operations.ts';
 import { decoderInput, readInputStructure, tiffUnterminatedTextTag } from './input-header.ts';
 import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
+import type { InSlot } from './run.ts';
 
 export interface ImageFacts {
   format: Exclude<InputFormat, 'heic'>;
@@ -191,22 +192,26 @@ export function iccDescription(profile: Buffer): string | undefined {
 }
 
 /**
- * Reads the header only (sharp's metadata: no pixel is decoded); 422 for what POST /v1/image would not decode. The
- * frames are counted first, in one walk of the file's structure: more than MAX_ANIMATION_FRAMES never reach libvips.
+ * Reads the header only (sharp's metadata: no pixel is decoded), in a job slot of the scheduler (`inSlot`); 422 for
+ * what POST /v1/image would not decode. The frames (a TIFF's pages) are counted first, in one walk of the file's
+ * structure: more than MAX_ANIMATION_FRAMES never reach libvips.
  */
-export async function probeImage(input: Buffer, limits: FrameLimits): Promise<ImageFacts> {
+export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InSlot): Promise<ImageFacts> {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
   checkTiffText(input, format);
-  checkFrameCount(readInputStructure(input, format)?.frames ?? 1, limits);
+  const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
+  checkFrameCount(readInputStructure(input, format, maxFrames)?.frames ?? 1, limits);
   // No pixel limit here: the header is read whatever the size; the limits apply to what would be processed.
-  const meta = await sharp(decoderInput(input, format), { limitInputPixels: false })
-    .metadata()
-    .catch((err: unknown) => {
-      const message = err instanceof Error ? err.message : String(err);
-      throw unprocessableImage(`The image could not be read: ${message.split('\n')[0]}`, err);
-    });
+  const meta = await inSlot(() =>
+    sharp(decoderInput(input, format), { limitInputPixels: false })
+      .metadata()
+      .catch((err: unknown) => {
+        const message = err instanceof Error ? err.message : String(err);
+        throw unprocessableImage(`The image could not be read: ${message.split('\n')[0]}`, err);
+      }),
+  );
   if (!decodedAsSniffed(format, meta.format)) {
     throw unprocessableImage(`The file starts like ${format} but is not a ${format} image`);
   }

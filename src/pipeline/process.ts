@@ -25,6 +25,7 @@ import {
   checkFrameCount,
   checkFramesOperations,
   checkTiffText,
+  DEFAULT_MAX_ANIMATION_FRAMES,
   planOutput,
 } from './probe.ts';
 import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
@@ -124,7 +125,11 @@ export function inspectInput(
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
   checkTiffText(input, format);
-  const structure = readInputStructure(input, format);
+  const structure = readInputStructure(
+    input,
+    format,
+    limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES,
+  );
   if (structure === undefined) return undefined;
   checkFrameCount(structure.frames, limits);
   const { animated } = planOutput(format, structure.frames, ops);

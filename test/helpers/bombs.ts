@@ -39,6 +39,45 @@ export function tiffBomb(width: number, height: number): Buffer {
   return buf;
 }
 
+/**
+ * A little-endian TIFF of `pages` one-pixel grey pages, 114 bytes each: libtiff walks every directory before libvips
+ * can count the pages (98,000 in 10 MB took 0.64 s of the server's CPU per info probe).
+ */
+export function tiffPageBomb(pages: number): Buffer {
+  const entries: [tag: number, type: number, value: number][] = [
+    [256, 4, 1], // ImageWidth
+    [257, 4, 1], // ImageLength
+    [258, 3, 8], // BitsPerSample
+    [259, 3, 1], // Compression: none
+    [262, 3, 1], // PhotometricInterpretation: BlackIsZero
+    [273, 4, 8], // StripOffsets: the one byte after the header, shared by every page
+    [277, 3, 1], // SamplesPerPixel
+    [278, 4, 1], // RowsPerStrip
+    [279, 4, 1], // StripByteCounts
+  ];
+  const ifdSize = 2 + entries.length * 12 + 4;
+  const first = 10;
+  const buf = Buffer.alloc(first + pages * ifdSize, 0);
+  buf.write('II', 0, 'latin1');
+  buf.writeUInt16LE(42, 2);
+  buf.writeUInt32LE(first, 4);
+  buf[8] = 0x80;
+  for (let page = 0; page < pages; page++) {
+    const ifd = first + page * ifdSize;
+    buf.writeUInt16LE(entries.length, ifd);
+    entries.forEach(([tag, type, value], i) => {
+      const at = ifd + 2 + i * 12;
+      buf.writeUInt16LE(tag, at);
+      buf.writeUInt16LE(type, at + 2);
+      buf.writeUInt32LE(1, at + 4);
+      if (type === 3) buf.writeUInt16LE(value, at + 8);
+      else buf.writeUInt32LE(value, at + 8);
+    });
+    buf.writeUInt32LE(page + 1 < pages ? ifd + ifdSize : 0, ifd + 2 + entries.length * 12);
+  }
+  return buf;
+}
+
 function riffChunk(fourcc: string, payload: Buffer): Buffer {
   const head = Buffer.alloc(8);
   head.write(fourcc, 0, 'latin1');

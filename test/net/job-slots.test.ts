@@ -114,14 +114,17 @@ test('job slots: work for a client that has gone is not started', async (t) => {
   let acquired = 0;
   const jobs = server.ctx.jobs;
   server.ctx.jobs = {
-    tryAcquire: () => {
+    acquire: (claim) => {
       acquired++;
-      return jobs.tryAcquire();
+      return jobs.acquire(claim);
     },
+    overShare: (account) => jobs.overShare(account),
+    recentCost: (account) => jobs.recentCost(account),
     get inFlight() {
       return jobs.inFlight;
     },
     max: jobs.max,
+    share: jobs.share,
   };
   const abort = new AbortController();
   const sent = fetch(`${server.url}/v1/image`, {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
-import { createLimiter } from '../../src/limiter.ts';
+import { createSlotPool } from '../../src/scheduler.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { listen, send } from '../helpers/http-client.ts';
 
@@ -73,9 +73,9 @@ test('metrics: each app has its own registry, so two apps count separately', asy
 });
 
 test('metrics: jobs in flight, busy and fetch_busy rejections and fetch outcomes are recorded', async () => {
-  const jobs = createLimiter(2);
-  const metrics = createMetrics({ jobs, fetches: createLimiter(1) });
-  jobs.tryAcquire();
+  const jobs = createSlotPool({ max: 2 });
+  const metrics = createMetrics({ jobs, fetches: createSlotPool({ max: 1 }) });
+  await jobs.acquire({ account: 'a', kind: 'job' });
   const base = { method: 'POST', route: '/v1/image', durationSeconds: 0.01 };
   metrics.recordRequest({ ...base, status: 503, errorCode: 'busy' });
   metrics.recordRequest({ ...base, status: 503, errorCode: 'fetch_busy' });

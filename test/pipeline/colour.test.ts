@@ -173,7 +173,7 @@ test('a GeoTIFF whose text tag lacks its null byte is refused naming that tag, a
   const name = 'synthetic-geotiff-unterminated-text.tif';
   for (const attempt of [
     () => run(name, {}),
-    () => probeImage(corpus(name), { maxInputPixels: 40_000_000 }),
+    () => probeImage(corpus(name), { maxInputPixels: 40_000_000 }, (work) => work()),
   ]) {
     await assert.rejects(attempt, (err: unknown) => {
       assert.ok(err instanceof ApiError);

@@ -52,7 +52,7 @@ test('GIF: canvas no frame draws is transparent in every output that keeps alpha
   }
   const jpeg = await processImage(input, { format: 'jpeg' }, limits);
   assert.deepEqual(await rgbaAt(jpeg.data, 0, 2, 2), [255, 255, 255, 255]);
-  const facts = await probeImage(input, limits);
+  const facts = await probeImage(input, limits, (work) => work());
   assert.equal(facts.hasAlpha, true, 'info says what the pipeline keeps');
   assert.deepEqual(predictOutput(facts, { format: 'webp' }), {
     format: 'webp',
@@ -64,10 +64,10 @@ test('GIF: canvas no frame draws is transparent in every output that keeps alpha
 
 test('GIF: frames covering the canvas, or a declared transparent colour, decode as before', async () => {
   const declared = corpus('rotating-squares.gif');
-  assert.equal((await probeImage(declared, limits)).hasAlpha, true);
+  assert.equal((await probeImage(declared, limits, (work) => work())).hasAlpha, true);
   // Two 8×8 frames on an 8×8 screen, no transparent colour: nothing to change.
   const opaque = noiseGif(8, 2);
-  assert.equal((await probeImage(opaque, limits)).hasAlpha, false);
+  assert.equal((await probeImage(opaque, limits, (work) => work())).hasAlpha, false);
   const out = await processImage(opaque, { format: 'webp' }, limits);
   assert.equal(out.frames, 2);
   assert.equal((await sharp(out.data).metadata()).hasAlpha, false);

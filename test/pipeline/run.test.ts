@@ -1,8 +1,8 @@
-// The job runner's rules (src/pipeline/run.ts), with a real limiter, sharp and child processes.
+// The job runner's rules (src/pipeline/run.ts), with a real slot pool, sharp and child processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.ts';
-import { createLimiter, type Limiter } from '../../src/limiter.ts';
+import { createSlotPool, type SlotPool } from '../../src/scheduler.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { childMemoryLimitBytes, createIsolatedProcessor } from '../../src/pipeline/isolated-processor.ts';
 import { runImageJob, type ImageJobDeps } from '../../src/pipeline/run.ts';
@@ -15,15 +15,18 @@ const CONFIG = {
   maxAnimationFrames: 100,
 };
 
-/** A real limiter that also counts how often a slot was asked for. */
-function countingLimiter(max: number): Limiter & { asked: number } {
-  const inner = createLimiter(max);
+/** A real slot pool that also counts how often a slot was asked for. */
+function countingLimiter(max: number): SlotPool & { asked: number } {
+  const inner = createSlotPool({ max });
   return {
     asked: 0,
-    tryAcquire() {
+    acquire(claim) {
       this.asked++;
-      return inner.tryAcquire();
+      return inner.acquire(claim);
     },
+    overShare: (account) => inner.overShare(account),
+    recentCost: (account) => inner.recentCost(account),
+    share: inner.share,
     get inFlight() {
       return inner.inFlight;
     },
@@ -31,10 +34,10 @@ function countingLimiter(max: number): Limiter & { asked: number } {
   };
 }
 
-function deps(t: import('node:test').TestContext, jobs: Limiter, isolateJobs: 'risky' | 'all' = 'risky') {
+function deps(t: import('node:test').TestContext, jobs: SlotPool, isolateJobs: 'risky' | 'all' = 'risky') {
   const isolated = createIsolatedProcessor(childMemoryLimitBytes(CONFIG.maxInputPixels));
   t.after(() => isolated.close());
-  const metrics = createMetrics({ jobs, fetches: createLimiter(1) });
+  const metrics = createMetrics({ jobs, fetches: createSlotPool({ max: 1 }) });
   return { config: { ...CONFIG, isolateJobs }, jobs, isolated, metrics } satisfies ImageJobDeps;
 }
 
@@ -53,7 +56,7 @@ test('runner: work for a client that has gone is not started (process_timeout, n
   const gone = new AbortController();
   gone.abort();
   assert.equal(
-    await codeOf(runImageJob(deps(t, jobs), corpus('hopper.jpg'), {}, gone.signal)),
+    await codeOf(runImageJob(deps(t, jobs), 'a', corpus('hopper.jpg'), {}, gone.signal)),
     'process_timeout',
   );
   assert.equal(jobs.asked, 0);
@@ -61,11 +64,11 @@ test('runner: work for a client that has gone is not started (process_timeout, n
 
 test('runner: busy when every job slot is taken', async (t) => {
   const jobs = countingLimiter(1);
-  const held = jobs.tryAcquire();
-  assert.ok(held);
+  const held = await jobs.acquire({ account: 'b', kind: 'job' });
+  assert.ok('release' in held);
   const signal = new AbortController().signal;
-  assert.equal(await codeOf(runImageJob(deps(t, jobs), corpus('hopper.jpg'), {}, signal)), 'busy');
-  held();
+  assert.equal(await codeOf(runImageJob(deps(t, jobs), 'a', corpus('hopper.jpg'), {}, signal)), 'busy');
+  held.release();
   assert.equal(jobs.inFlight, 0);
 });
 
@@ -74,6 +77,7 @@ test('runner: the slot is free once the job answered, in this process and in an 
     const jobs = countingLimiter(1);
     const out = await runImageJob(
       deps(t, jobs, isolateJobs),
+      'a',
       corpus('hopper.jpg'),
       { format: 'webp' },
       new AbortController().signal,
@@ -89,23 +93,24 @@ test('runner: the input is declared free once, when the job never starts or once
   const gone = new AbortController();
   gone.abort();
   const full = countingLimiter(1);
-  const held = full.tryAcquire();
-  assert.ok(held);
+  const held = await full.acquire({ account: 'b', kind: 'job' });
+  assert.ok('release' in held);
   for (const [jobs, abort] of [
     [countingLimiter(1), gone.signal],
     [full, signal],
   ] as const) {
     let freed = 0;
-    await codeOf(runImageJob(deps(t, jobs), corpus('hopper.jpg'), {}, abort, () => freed++));
+    await codeOf(runImageJob(deps(t, jobs), 'a', corpus('hopper.jpg'), {}, abort, () => freed++));
     assert.equal(freed, 1, 'a job that never started frees its input at once');
   }
-  held();
+  held.release();
   for (const isolateJobs of ['risky', 'all'] as const) {
     const jobs = countingLimiter(1);
     let freed = 0;
     let freedWhileRunning = false;
     const work = runImageJob(
       deps(t, jobs, isolateJobs),
+      'a',
       corpus('hopper.jpg'),
       { format: 'webp' },
       signal,
@@ -121,6 +126,23 @@ test('runner: the input is declared free once, when the job never starts or once
   }
   let freedOnFailure = 0;
   const corrupt = corpus('Landscape_1.jpg').subarray(0, 20_000);
-  await codeOf(runImageJob(deps(t, countingLimiter(1)), corrupt, {}, signal, () => freedOnFailure++));
+  await codeOf(runImageJob(deps(t, countingLimiter(1)), 'a', corrupt, {}, signal, () => freedOnFailure++));
   assert.equal(freedOnFailure, 1, 'a job that failed frees its input once too');
+});
+
+test('runner: a job in a child stopped for a much lighter account answers 503 busy, its slot given over', async (t) => {
+  const jobs = createSlotPool({ max: 1 });
+  const signal = new AbortController().signal;
+  let freed = 0;
+  // A blur of 1000 runs in a child (not on the allow-list) for longer than this test.
+  const heavy = codeOf(
+    runImageJob(deps(t, jobs), 'heavy', corpus('hopper.jpg'), { blur: 1000 }, signal, () => freed++),
+  );
+  await new Promise((r) => setTimeout(r, 1300));
+  const light = await jobs.acquire({ account: 'light', kind: 'job' });
+  assert.ok('release' in light, 'the light account got the slot');
+  assert.equal(await heavy, 'busy');
+  assert.equal(freed, 1, 'the stopped job freed its input once');
+  assert.equal(jobs.inFlight, 1, 'only the light account holds a slot');
+  light.release();
 });

@@ -60,7 +60,7 @@ test('src imports: no circle between modules', () => {
 
 test('src imports: nothing below http imports http/ or the composition root (context.ts)', () => {
   const below =
-    /^(accounts|billing|pipeline|fetch|mail|outbox|pages|store|delivery)\/|^(config|errors|metrics|limiter|paths)\.ts$/;
+    /^(accounts|billing|pipeline|fetch|mail|outbox|pages|store|delivery)\/|^(config|errors|metrics|scheduler|paths)\.ts$/;
   const upward = [...importGraph()].flatMap(([from, targets]) =>
     below.test(from)
       ? targets.filter((t) => t.startsWith('http/') || t === 'context.ts').map((t) => `${from} → ${t}`)
@@ -73,7 +73,7 @@ test('src imports: nothing below http imports http/ or the composition root (con
 const NEVER: Record<string, RegExp> = {
   // Billing decides; the HTML of its pages is rendered in pages/.
   billing: /^pages\//,
-  // The fetch and the pipeline share only what lies below both (limiter.ts).
+  // The fetch and the pipeline share only what lies below both (scheduler.ts).
   fetch: /^pipeline\//,
   // Mail words and carries one mail; the outbox worker reads the store.
   mail: /^(store|outbox)\//,
@@ -83,7 +83,7 @@ const NEVER: Record<string, RegExp> = {
 
 test('src imports: billing renders no HTML, fetch imports no pipeline, mail reads no store, leaves import no layer', () => {
   const broken = [...importGraph()].flatMap(([from, targets]) => {
-    const folder = /^(config|errors|metrics|limiter|paths)\.ts$/.test(from) ? 'leaf' : from.split('/')[0]!;
+    const folder = /^(config|errors|metrics|scheduler|paths)\.ts$/.test(from) ? 'leaf' : from.split('/')[0]!;
     const never = NEVER[folder];
     return never ? targets.filter((t) => never.test(t)).map((t) => `${from} → ${t}`) : [];
   });

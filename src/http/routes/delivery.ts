@@ -373,6 +373,7 @@ async function processMiss(
     const overlay = await overlayOf(ctx, signer.accountId, operations);
     const out = await runImageJob(
       ctx,
+      signer.accountId,
       input,
       operations,
       new AbortController().signal,

@@ -5,6 +5,7 @@ import { checkInfoRate } from '../../accounts/rate-limit.ts';
 import type { AppContext } from '../../context.ts';
 import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
 import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/probe.ts';
+import { inJobSlot } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageProbeRequest } from '../image-request.ts';
 import { sourceBytes } from '../image-source.ts';
@@ -68,7 +69,8 @@ size and frames that POST /v1/image would produce, without processing a pixel. C
 to INFO_RATE_LIMIT calls per minute per key (429 rate_limited with Retry-After). A url is fetched under every rule of
 POST /v1/image (SSRF guard, redirects, size and time limits); as a probe counts no unit, all probes together hold at
 most half of the URL fetch slots (503 fetch_busy beyond). With operations, an image POST /v1/image would refuse for
-its pixels or frames is 413 image_too_large here too.`,
+its pixels or frames is 413 image_too_large here too. The header is read in a processing slot, like a job's
+(503 busy beyond MAX_CONCURRENT_JOBS).`,
   security: BEARER,
   body: imageBodies(operations, false),
   querystring: z.object({
@@ -85,6 +87,7 @@ its pixels or frames is 413 image_too_large here too.`,
         'image_too_large',
         'unprocessable_image',
         'rate_limited',
+        'busy',
         'store_unavailable',
       ],
       { auth: true },
@@ -112,7 +115,7 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
       );
       // A probe counts no unit, so it may take only part of the fetch slots: paid work always finds one.
       const input = await sourceBytes(ctx, source, { holder: accountId, free: true });
-      const facts = await probeImage(input, config);
+      const facts = await probeImage(input, config, (work) => inJobSlot(ctx.jobs, accountId, 'probe', work));
       // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
       const output = predictOutput(facts, operations ?? {});
       let fits = true;

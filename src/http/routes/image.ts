@@ -212,6 +212,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         // once the job has stopped.
         const out = await runImageJob(
           ctx,
+          accountOf(request).accountId,
           input,
           operations,
           response.clientGone,

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { inspectOverlayImage } from '../../pipeline/overlay-upload.ts';
+import { inJobSlot } from '../../pipeline/run.ts';
 import {
   MAX_OVERLAY_BYTES,
   MAX_OVERLAY_PIXELS,
@@ -90,6 +91,7 @@ const PUT_SCHEMA = {
         'unprocessable_image',
         'too_many_overlays',
         'bad_upload',
+        'busy',
         'store_unavailable',
       ],
       {
@@ -97,7 +99,8 @@ const PUT_SCHEMA = {
         descriptions: {
           invalid_request: `The name is not ${OVERLAY_NAME_RULE}.`,
           image_too_large: `Over ${MAX_OVERLAY_BYTES.toLocaleString('en-US')} bytes or ${MAX_OVERLAY_PIXELS.toLocaleString('en-US')} pixels.`,
-          unprocessable_image: 'Not a PNG or WebP image, or it does not decode.',
+          unprocessable_image: 'Not a PNG or WebP image, animated, or it does not decode.',
+          busy: 'Every processing slot is taken (the image is inspected in one, like a job); retry after Retry-After.',
         },
       },
     ),
@@ -209,7 +212,9 @@ export async function overlayRoutes(app: FastifyInstance, { ctx }: { ctx: AppCon
       const image = await readRawImageBody(request, MAX_OVERLAY_BYTES);
       if (image.length === 0)
         throw apiError('no_image', 'The body is empty; send the PNG or WebP image as the body');
-      const info = await inspectOverlayImage(image, decodeSeconds);
+      const info = await inspectOverlayImage(image, decodeSeconds, (work) =>
+        inJobSlot(ctx.jobs, accountId, 'overlay', work),
+      );
       const now = new Date().toISOString();
       const outcome = await putOverlay(
         ctx.store.db,
