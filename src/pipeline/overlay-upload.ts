@@ -4,7 +4,7 @@ import sharp, { type Metadata } from 'sharp';
 import { apiError } from '../errors.ts';
 import { sniffImageFormat } from './formats.ts';
 import { readInputStructure } from './input-header.ts';
-import type { InSlot } from './run.ts';
+import type { InSlot } from './probe.ts';
 import { MAX_OVERLAY_PIXELS } from './overlay.ts';
 
 export interface OverlayImageInfo {

@@ -13,7 +13,9 @@ import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputForm
 import type { Operations, OutputFormat } from './operations.ts';
 import { decoderInput, readInputStructure, tiffUnterminatedTextTag } from './input-header.ts';
 import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
-import type { InSlot } from './run.ts';
+
+/** Runs libvips work in a job slot of the scheduler (run.ts' `inJobSlot` for the account asking). */
+export type InSlot = <T>(work: () => Promise<T>) => Promise<T>;
 
 export interface ImageFacts {
   format: Exclude<InputFormat, 'heic'>;

@@ -95,9 +95,6 @@ export async function runImageJob(
   );
 }
 
-/** Runs libvips work in a job slot of the scheduler: `inJobSlot` for the account asking. */
-export type InSlot = <T>(work: () => Promise<T>) => Promise<T>;
-
 /**
  * Runs `work`, libvips in this process that cannot be stopped (an info probe's header read, an overlay's
  * inspection), in a job slot of the scheduler taken for `account`: busy when it is refused. Everything that calls

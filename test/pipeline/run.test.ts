@@ -7,6 +7,7 @@ import { createMetrics } from '../../src/metrics.ts';
 import { childMemoryLimitBytes, createIsolatedProcessor } from '../../src/pipeline/isolated-processor.ts';
 import { runImageJob, type ImageJobDeps } from '../../src/pipeline/run.ts';
 import { corpus } from '../helpers/corpus.ts';
+import { noiseImage } from '../helpers/images.ts';
 
 const CONFIG = {
   maxInputPixels: 40_000_000,
@@ -134,10 +135,9 @@ test('runner: a job in a child stopped for a much lighter account answers 503 bu
   const jobs = createSlotPool({ max: 1 });
   const signal = new AbortController().signal;
   let freed = 0;
-  // A blur of 1000 runs in a child (not on the allow-list) for longer than this test.
-  const heavy = codeOf(
-    runImageJob(deps(t, jobs), 'heavy', corpus('hopper.jpg'), { blur: 1000 }, signal, () => freed++),
-  );
+  // A blur of 1000 over 1 MP of noise runs in a child (not on the allow-list) for far longer than this test.
+  const noise = await noiseImage(1000).jpeg({ quality: 90 }).toBuffer();
+  const heavy = codeOf(runImageJob(deps(t, jobs), 'heavy', noise, { blur: 1000 }, signal, () => freed++));
   await new Promise((r) => setTimeout(r, 1300));
   const light = await jobs.acquire({ account: 'light', kind: 'job' });
   assert.ok('release' in light, 'the light account got the slot');
