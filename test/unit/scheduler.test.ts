@@ -58,6 +58,18 @@ test('shared slots: free work of every holder together takes at most the share; 
   released(await slots.acquire(claim('c', { free: true })));
 });
 
+test('free probes: one account’s probes that run on do not lock another account out of the free share', async () => {
+  const { pool, advance } = poolAt({ max: 4, perAccount: 2, freeMax: 2 });
+  const stopped: string[] = [];
+  released(await pool.acquire(claim('prober', { free: true, onPreempt: () => stopped.push('first') })));
+  advance(1000);
+  released(await pool.acquire(claim('prober', { free: true, onPreempt: () => stopped.push('second') })));
+  advance(1000);
+  // The free share is full of one account's slow probes: a lighter account's probe takes the slot of the latest.
+  released(await pool.acquire(claim('other', { free: true })));
+  assert.deepEqual(stopped, ['second']);
+});
+
 test('shared slots: with one slot in all, that slot is everyone’s share', async () => {
   const slots = createSlotPool({ max: 1, perAccount: 1, freeMax: 1 });
   const release = released(await slots.acquire(claim('a', { free: true })));
