@@ -1,42 +1,279 @@
-// Runs every test/**/*.test.ts file with node's test runner (Node 20's --test has no glob support).
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+// owns: `npm test` and `npm run test:quick`: which test files run, side by side in their own processes (the few that
+// must run alone after them), each file's report, and the check that every test a file declares was reported.
+//
+//   node scripts/run-tests.mjs [--quick] [--jobs N] [--verbose] [file…]
+//
+// Each file runs in a process of its own (node:test run directly, no --test parent): `jobs` at once, the longest
+// first (the durations of the last run, kept in node_modules/.cache). A passing file prints one line; a failing one
+// prints its whole report. --quick runs test/unit, test/http, test/pipeline and test/store on SQLite only.
+import { spawn } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+process.chdir(ROOT);
+
+/** Files that cannot share the machine, run one at a time after the others, and why. */
+const ALONE = new Map([
+  [
+    'test/net/load-balanced-deployment.test.ts',
+    'nginx before two instances whose heartbeats must land within 2 s of each other',
+  ],
+]);
+
+/** What `--quick` runs: everything that needs no browser, no other program and no server process. */
+const QUICK_FOLDERS = ['test/unit', 'test/http', 'test/pipeline', 'test/store'];
+
+/** A file with no duration on record is placed as if it took this long (most files take a few seconds). */
+const UNKNOWN_DURATION_MS = 20_000;
+
+const DURATIONS_FILE = 'node_modules/.cache/imgpipe/test-durations.json';
+
+// A stuck test fails after TEST_TIMEOUT_MS under its own name (scripts/test-timeout.mjs); a whole file gets twice
+// that as a backstop, then SIGTERM (test/helpers/spawned.ts kills what it spawned) and SIGKILL.
+const TEST_TIMEOUT_MS = Number(process.env.TEST_TIMEOUT_MS ?? 120_000);
+const KILL_GRACE_MS = 5_000;
+
+const { values: options, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    quick: { type: 'boolean', default: false },
+    jobs: { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
 
 function findTests(dir) {
   return readdirSync(dir)
     .sort()
     .flatMap((name) => {
       const path = join(dir, name);
-      if (statSync(path).isDirectory()) return name === 'stress' ? [] : findTests(path);
+      if (statSync(path).isDirectory())
+        return name === 'stress' || name === 'fixtures' ? [] : findTests(path);
       return name.endsWith('.test.ts') ? [path] : [];
     });
 }
 
-const only = process.argv.slice(2);
-const files = only.length > 0 ? only : findTests('test');
-// A stuck test fails after TEST_TIMEOUT_MS under its own name (scripts/test-timeout.mjs); a whole file gets twice
-// that as a backstop. --test-force-exit ends each file's process once its tests are done even if something (a
-// socket, a child) is left open; children the tests spawned are killed on that exit (test/helpers/spawned.ts), and
-// the file's results reach this runner first because its stdout writes block (scripts/test-sync-stdio.mjs).
-const TEST_TIMEOUT_MS = Number(process.env.TEST_TIMEOUT_MS ?? 120_000);
-process.env.TEST_TIMEOUT_MS = String(TEST_TIMEOUT_MS);
-const result = spawnSync(
-  process.execPath,
+const files =
+  positionals.length > 0
+    ? positionals.map((file) => relative(ROOT, file))
+    : (options.quick ? QUICK_FOLDERS : ['test']).flatMap(findTests);
+// One core for the runner's own bookkeeping is not needed: test files spend much of their time waiting on sockets,
+// timers and children, so one more process than cores keeps the cores busy.
+const jobs = Math.max(1, Number(options.jobs ?? process.env.TEST_JOBS ?? availableParallelism() + 1));
+
+const env = { ...process.env, TEST_TIMEOUT_MS: String(TEST_TIMEOUT_MS) };
+// A file's process is node:test's root itself, never the child of a --test parent.
+delete env.NODE_TEST_CONTEXT;
+if (options.quick) delete env.TEST_DATABASE_URL;
+
+const NODE_ARGS = [
+  '--import',
+  './scripts/test-sync-stdio.mjs',
+  '--import',
+  'tsx',
+  '--import',
+  './scripts/test-timeout.mjs',
+  '--import',
+  './scripts/test-registrations.mjs',
+  // Ends the file's process once its tests are done even if something (a socket, a child) is left open; children
+  // the tests spawned are killed on that exit (test/helpers/spawned.ts).
+  '--test-force-exit',
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/test-results-reporter.mjs',
+  '--test-reporter-destination=stderr',
+];
+
+function readDurations() {
+  try {
+    return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+function writeDurations(durations) {
+  mkdirSync(join(DURATIONS_FILE, '..'), { recursive: true });
+  // Written aside and renamed in: node_modules may be a tree of hard links shared with another checkout.
+  const aside = `${DURATIONS_FILE}.${process.pid}`;
+  writeFileSync(aside, `${JSON.stringify(durations, null, 1)}\n`);
+  renameSync(aside, DURATIONS_FILE);
+}
+
+// Loaded while the first files run: it brings the TypeScript parser, a second or more of start-up on its own.
+const counting = import('./test-counts.mjs');
+
+const seconds = (ms) => `${(ms / 1000).toFixed(1)}s`;
+const plural = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** Runs one test file in its own process; resolves with what it reported. */
+function runFile(file, resultsPath) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [...NODE_ARGS, file], {
+      env: { ...env, IMGPIPE_TEST_RESULTS: resultsPath },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    let timedOut = false;
+    const backstop = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS).unref();
+    }, TEST_TIMEOUT_MS * 2);
+    running.add(child);
+    child.on('close', (code, signal) => {
+      clearTimeout(backstop);
+      running.delete(child);
+      resolve({
+        file,
+        code,
+        signal,
+        timedOut,
+        ms: Date.now() - started,
+        output: Buffer.concat(output).toString(),
+      });
+    });
+  });
+}
+
+/** A file's run judged: its counts, and why it failed (empty when it passed). */
+async function judge(run, resultsPath) {
+  const { declaredCallSites, lostResults, readResults, tally } = await counting;
+  let report;
+  try {
+    report = readResults(readFileSync(resultsPath, 'utf8'));
+  } catch {
+    report = { registered: [], results: [], plan: undefined };
+  }
+  const counts = tally(report.results);
+  const problems = [];
+  if (run.timedOut) problems.push(`did not finish within ${seconds(TEST_TIMEOUT_MS * 2)} and was stopped`);
+  else if (run.signal) problems.push(`its process was ended by ${run.signal}`);
+  else if (run.code !== 0 && counts.fail === 0) problems.push(`its process exited with code ${run.code}`);
+  const lost = lostResults({
+    callSites: declaredCallSites(readFileSync(run.file, 'utf8'), run.file),
+    ...report,
+  });
+  if (lost) {
+    problems.push(
+      `reported ${plural(lost.reported, 'result')} for ${plural(lost.declared, 'declared test')}` +
+        (lost.missing.length > 0
+          ? `; no result for: ${lost.missing.map((n) => JSON.stringify(n)).join(', ')}`
+          : '') +
+        (lost.planned ? '' : '; its process ended before its report did'),
+    );
+  }
+  const failedTests = report.results.filter((r) => r.result === 'fail' && !r.todo).map((r) => r.name);
+  return { ...run, counts, problems, lost, failedTests, passed: counts.fail === 0 && problems.length === 0 };
+}
+
+function describeCounts({ tests, skipped, todo, fail }) {
+  const extra = [fail && `${fail} failed`, skipped && `${skipped} skipped`, todo && `${todo} todo`].filter(
+    Boolean,
+  );
+  return `${plural(tests, 'test')}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
+}
+
+function print(judged) {
+  const mark = judged.passed ? '✔' : '✖';
+  process.stdout.write(`${mark} ${judged.file}  ${describeCounts(judged.counts)}  ${seconds(judged.ms)}\n`);
+  if (!judged.passed || options.verbose) {
+    process.stdout.write(`${judged.output.replace(/^/gm, '  ').trimEnd()}\n`);
+    for (const problem of judged.problems) process.stdout.write(`✖ ${judged.file}: ${problem}\n`);
+  }
+}
+
+const running = new Set();
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of running) child.kill('SIGTERM');
+    process.exit(130);
+  });
+}
+
+/** Runs `queue` (longest first) with `width` files at once. */
+let runs = 0;
+async function runQueue(queue, width, resultsDir, judged) {
+  let next = 0;
+  const worker = async () => {
+    while (next < queue.length) {
+      const file = queue[next++];
+      const resultsPath = join(resultsDir, `${runs++}.jsonl`);
+      const result = await judge(await runFile(file, resultsPath), resultsPath);
+      judged.push(result);
+      print(result);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, queue.length) }, worker));
+}
+
+const durations = readDurations();
+const longestFirst = (a, b) => (durations[b] ?? UNKNOWN_DURATION_MS) - (durations[a] ?? UNKNOWN_DURATION_MS);
+const together = files.filter((file) => !ALONE.has(file)).sort(longestFirst);
+const alone = files.filter((file) => ALONE.has(file));
+
+const started = Date.now();
+const resultsDir = mkdtempSync(join(tmpdir(), 'imgpipe-test-results-'));
+const judged = [];
+try {
+  process.stdout.write(
+    `${files.length} test files, ${Math.min(jobs, together.length)} at a time` +
+      (alone.length > 0 ? `, then ${alone.length} alone` : '') +
+      (options.quick ? ' (quick: unit, http, pipeline, store on SQLite)' : '') +
+      '\n',
+  );
+  await runQueue(together, jobs, resultsDir, judged);
+  await runQueue(alone, 1, resultsDir, judged);
+} finally {
+  rmSync(resultsDir, { recursive: true, force: true });
+}
+
+for (const { file, ms } of judged) if (file.endsWith('.test.ts')) durations[file] = ms;
+writeDurations(durations);
+
+const total = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0 };
+for (const { counts } of judged) for (const key of Object.keys(total)) total[key] += counts[key];
+const failed = judged.filter((j) => !j.passed);
+const lost = judged.filter((j) => j.lost);
+process.stdout.write(
   [
-    '--import',
-    './scripts/test-sync-stdio.mjs',
-    '--import',
-    'tsx',
-    '--import',
-    './scripts/test-timeout.mjs',
-    '--test',
-    '--test-concurrency=1',
-    `--test-timeout=${TEST_TIMEOUT_MS * 2}`,
-    '--test-force-exit',
-    '--test-reporter=spec',
-    ...files,
-  ],
-  { stdio: 'inherit' },
+    '',
+    `ℹ files ${judged.length}, ${failed.length} failed`,
+    `ℹ tests ${total.tests}`,
+    `ℹ pass ${total.pass}`,
+    `ℹ fail ${total.fail}`,
+    `ℹ skipped ${total.skipped}`,
+    `ℹ todo ${total.todo}`,
+    lost.length === 0
+      ? `ℹ every file reported a result for each test it declares`
+      : `✖ ${lost.length} files reported fewer results than the tests they declare: ${lost.map((j) => j.file).join(', ')}`,
+    `ℹ ${seconds(Date.now() - started)} with ${jobs} jobs; slowest: ${[...judged]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 5)
+      .map((j) => `${j.file} ${seconds(j.ms)}`)
+      .join(', ')}`,
+    ...failed.flatMap((j) => [
+      ...j.failedTests.map((name) => `✖ ${j.file} › ${name}`),
+      ...j.problems.map((problem) => `✖ ${j.file}: ${problem}`),
+    ]),
+    '',
+  ].join('\n'),
 );
-process.exit(result.status ?? 1);
+// Not process.exit(): the report may still be on its way into a pipe.
+process.exitCode = failed.length > 0 ? 1 : 0;

@@ -1,5 +1,6 @@
-// npm test's runner (scripts/run-tests.mjs) on a file of its own: every test of the file is counted even when the
-// file's process exits with output still on its way, and a failing last test fails the run under its name.
+// npm test's runner (scripts/run-tests.mjs) on files of its own: every test of a file is counted even when the
+// file's process exits with output still on its way, a failing last test fails the run under its name, and a file
+// whose process ends before every declared test reported fails the run, naming what is missing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -7,18 +8,18 @@ import { fileURLToPath } from 'node:url';
 import { killOnExit } from '../helpers/spawned.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FIXTURE = 'test/fixtures/runner/stdout-burst.ts';
+const BURST = 'test/fixtures/runner/stdout-burst.ts';
 
-/** Runs the fixture through the runner; its report comes back without the fixture's mebibyte of x. */
-function runTests(env: Record<string, string>): Promise<{ code: number | null; report: string }> {
-  // This file runs inside the runner: the nested one must not take itself for one of its test files' processes.
-  const inherited = { ...process.env };
-  delete inherited.NODE_TEST_CONTEXT;
+/** Runs fixtures through the runner; its report comes back without the burst's mebibyte of x. */
+function runTests(
+  files: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; report: string }> {
   return new Promise((resolve, reject) => {
     const child = killOnExit(
-      spawn(process.execPath, ['scripts/run-tests.mjs', FIXTURE], {
+      spawn(process.execPath, ['scripts/run-tests.mjs', ...files], {
         cwd: ROOT,
-        env: { ...inherited, ...env },
+        env: { ...process.env, ...env },
       }),
     );
     let output = '';
@@ -30,18 +31,39 @@ function runTests(env: Record<string, string>): Promise<{ code: number | null; r
 }
 
 test('the runner counts every test of a file whose process exits with output still pending', async () => {
-  const { code, report } = await runTests({ RUNNER_FIXTURE_FAIL: '0' });
+  const { code, report } = await runTests([BURST], { RUNNER_FIXTURE_FAIL: '0' });
   assert.equal(code, 0, report);
-  assert.match(report, /^✔ after the burst \(/m, report);
+  assert.match(report, /^✔ test\/fixtures\/runner\/stdout-burst\.ts {2}3 tests /m, report);
   assert.match(report, /^ℹ tests 3$/m, report);
   assert.match(report, /^ℹ pass 3$/m, report);
+  assert.match(report, /^ℹ every file reported a result for each test it declares$/m, report);
 });
 
 test('a failing last test fails the run, under its name and with its error', async () => {
-  const { code, report } = await runTests({ RUNNER_FIXTURE_FAIL: '1' });
+  const { code, report } = await runTests([BURST], { RUNNER_FIXTURE_FAIL: '1' });
   assert.equal(code, 1, report);
-  assert.match(report, /^✖ after the burst, failing \(/m, report);
+  assert.match(report, /^✖ test\/fixtures\/runner\/stdout-burst\.ts › after the burst, failing$/m, report);
   assert.match(report, /the last test fails/, report);
   assert.match(report, /^ℹ tests 3$/m, report);
   assert.match(report, /^ℹ fail 1$/m, report);
+});
+
+test('a file whose process ends (exit code 0) before its tests reported fails the run, naming each test without a result', async () => {
+  const { code, report } = await runTests(['test/fixtures/runner/exits-early.ts']);
+  assert.equal(code, 1, report);
+  assert.match(
+    report,
+    /^✖ test\/fixtures\/runner\/exits-early\.ts: reported \d results? for 3 declared tests; no result for: (.*, )?"ends the process", "never reported"/m,
+    report,
+  );
+});
+
+test('a test that registers after --test-force-exit ended the process is still declared by its call site, and fails the run', async () => {
+  const { code, report } = await runTests(['test/fixtures/runner/registers-late.ts']);
+  assert.equal(code, 1, report);
+  assert.match(
+    report,
+    /^✖ test\/fixtures\/runner\/registers-late\.ts: reported 1 result for 2 declared tests$/m,
+    report,
+  );
 });
