@@ -1,11 +1,12 @@
 // owns: `npm test` and `npm run test:quick`: which test files run, side by side in their own processes (the few that
 // must run alone after them), each file's report, and the check that every test a file declares was reported.
 //
-//   node scripts/run-tests.mjs [--quick] [--jobs N] [--verbose] [file…]
+//   node scripts/run-tests.mjs [--quick] [--jobs N] [--verbose] [--counts-to FILE] [file…]
 //
 // Each file runs in a process of its own (node:test run directly, no --test parent): `jobs` at once, the longest
 // first (the durations of the last run, kept in node_modules/.cache). A passing file prints one line; a failing one
 // prints its whole report. --quick runs test/unit, test/http, test/pipeline and test/store on SQLite only.
+// --counts-to writes each file's counts as JSON (CI compares Node 20's with Node 24's: compare-test-counts.mjs).
 import { spawn } from 'node:child_process';
 import {
   mkdirSync,
@@ -52,6 +53,7 @@ const { values: options, positionals } = parseArgs({
     quick: { type: 'boolean', default: false },
     jobs: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    'counts-to': { type: 'string' },
   },
 });
 
@@ -246,6 +248,11 @@ try {
 
 for (const { file, ms } of judged) if (file.endsWith('.test.ts')) durations[file] = ms;
 writeDurations(durations);
+
+if (options['counts-to']) {
+  const counts = Object.fromEntries(judged.map((j) => [j.file, j.counts]).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(options['counts-to'], `${JSON.stringify(counts, null, 1)}\n`);
+}
 
 const total = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0 };
 for (const { counts } of judged) for (const key of Object.keys(total)) total[key] += counts[key];

@@ -43,8 +43,23 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns `node bin/imgpipe.js serve` and waits (bounded) until /healthz answers. */
+/**
+ * Spawns `node bin/imgpipe.js serve` and waits (bounded) until /healthz answers. The port is free when chosen, but
+ * another test file's process may take it before the server listens (files run side by side): then another port.
+ */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePort(env);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === 5) throw err;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnFreePort(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
   const child = killOnExit(
     spawn(process.execPath, ['bin/imgpipe.js', 'serve'], {
@@ -60,7 +75,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     await exited(child);
   };
   for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`imgpipe serve exited ${child.exitCode}: ${output.stderr}`);
+    if (child.exitCode !== null) {
+      const message = `imgpipe serve exited ${child.exitCode}: ${output.stderr}`;
+      throw /is already in use; stop the other process/.test(output.stderr) ? new PortTaken(message) : new Error(message);
+    }
     const ok = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
       () => false,
