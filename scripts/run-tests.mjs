@@ -179,7 +179,7 @@ async function judge(run, resultsPath) {
   try {
     report = readResults(readFileSync(resultsPath, 'utf8'));
   } catch {
-    report = { registered: [], results: [], plan: undefined };
+    report = { registered: [], results: [], plan: undefined, cpuMs: undefined };
   }
   const counts = tally(report.results);
   const problems = [];
@@ -200,7 +200,15 @@ async function judge(run, resultsPath) {
     );
   }
   const failedTests = report.results.filter((r) => r.result === 'fail' && !r.todo).map((r) => r.name);
-  return { ...run, counts, problems, lost, failedTests, passed: counts.fail === 0 && problems.length === 0 };
+  return {
+    ...run,
+    cpuMs: report.cpuMs,
+    counts,
+    problems,
+    lost,
+    failedTests,
+    passed: counts.fail === 0 && problems.length === 0,
+  };
 }
 
 function describeCounts({ tests, skipped, todo, fail }) {
@@ -212,7 +220,10 @@ function describeCounts({ tests, skipped, todo, fail }) {
 
 function print(judged) {
   const mark = judged.passed ? '✔' : '✖';
-  process.stdout.write(`${mark} ${judged.file}  ${describeCounts(judged.counts)}  ${seconds(judged.ms)}\n`);
+  const cpu = judged.cpuMs === undefined ? '' : ` (${seconds(judged.cpuMs)} CPU)`;
+  process.stdout.write(
+    `${mark} ${judged.file}  ${describeCounts(judged.counts)}  ${seconds(judged.ms)}${cpu}\n`,
+  );
   if (!judged.passed || options.verbose) {
     process.stdout.write(`${judged.output.replace(/^/gm, '  ').trimEnd()}\n`);
     for (const problem of judged.problems) process.stdout.write(`✖ ${judged.file}: ${problem}\n`);

@@ -56,19 +56,22 @@ export function declaredCallSites(source, fileName = 'file.ts') {
   return count;
 }
 
-/** A results file (test-registrations.mjs and test-results-reporter.mjs write it) read back. */
+/** A results file (test-registrations.mjs and test-results-reporter.mjs write it) read back: `cpuMs` is the CPU
+ * time of the file's process and the children it waited for, when it got to exit normally on Linux. */
 export function readResults(text) {
   const registered = [];
   const results = [];
   let plan;
+  let cpuMs;
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const entry = JSON.parse(line);
     if ('registered' in entry) registered.push(entry.registered);
     else if ('plan' in entry) plan = entry.plan;
+    else if ('cpuMs' in entry) cpuMs = entry.cpuMs;
     else results.push(entry);
   }
-  return { registered, results, plan };
+  return { registered, results, plan, cpuMs };
 }
 
 /** Counts of a file's results as the runner's summary gives them (suites are not tests). */
