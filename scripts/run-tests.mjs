@@ -37,8 +37,21 @@ const ALONE = new Map([
 /** What `--quick` runs: everything that needs no browser, no other program and no server process. */
 const QUICK_FOLDERS = ['test/unit', 'test/http', 'test/pipeline', 'test/store'];
 
-/** A file with no duration on record is placed as if it took this long (most files take a few seconds). */
-const UNKNOWN_DURATION_MS = 20_000;
+/**
+ * Where a file has no duration on record (a fresh clone, CI), its folder places it: browsers and server processes
+ * take longest, pure functions least. Rough figures; every run records the real ones.
+ */
+const UNRECORDED_MS = {
+  browser: 60_000,
+  net: 30_000,
+  interop: 30_000,
+  fuzz: 30_000,
+  clients: 20_000,
+  http: 15_000,
+  pipeline: 10_000,
+  store: 10_000,
+  unit: 5_000,
+};
 
 const DURATIONS_FILE = 'node_modules/.cache/imgpipe/test-durations.json';
 
@@ -255,7 +268,8 @@ async function runQueue(queue, width, resultsDir, judged) {
 }
 
 const durations = readDurations();
-const longestFirst = (a, b) => (durations[b] ?? UNKNOWN_DURATION_MS) - (durations[a] ?? UNKNOWN_DURATION_MS);
+const expectedMs = (file) => durations[file] ?? UNRECORDED_MS[file.split('/')[1]] ?? 20_000;
+const longestFirst = (a, b) => expectedMs(b) - expectedMs(a);
 const together = files.filter((file) => !ALONE.has(file)).sort(longestFirst);
 const alone = files.filter((file) => ALONE.has(file));
 
