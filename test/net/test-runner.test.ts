@@ -58,12 +58,12 @@ test('a file whose process ends (exit code 0) before its tests reported fails th
   );
 });
 
-test('a test that registers after --test-force-exit ended the process is still declared by its call site, and fails the run', async () => {
-  const { code, report } = await runTests(['test/fixtures/runner/registers-late.ts']);
+test('a test whose registration comes only after --test-force-exit ended the process is still declared by its call site, and fails the run', async () => {
+  const { code, report } = await runTests(['test/fixtures/runner/never-registers.ts']);
   assert.equal(code, 1, report);
   assert.match(
     report,
-    /^✖ test\/fixtures\/runner\/registers-late\.ts: reported 1 result for 2 declared tests$/m,
+    /^✖ test\/fixtures\/runner\/never-registers\.ts: reported 1 result for 2 declared tests$/m,
     report,
   );
 });
