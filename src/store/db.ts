@@ -71,7 +71,7 @@ export function openStore(databaseUrl: string, options: StoreOptions): Store {
   }
   // Kysely calls the pool factory at its first query, so openStore stays synchronous while pg loads lazily.
   const pool = async () => openPgPool((await loadPg()).Pool, databaseUrl, options);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new SchemaMigratingPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 
@@ -128,6 +128,22 @@ function dropClientAfterConnectionLoss(client: pg.PoolClient): void {
   };
 }
 
+/**
+ * Kysely's Migrator takes one advisory lock for every schema of a server, and waits for it under statement_timeout:
+ * schemas migrating at once (several deployments on one server, test files side by side) would cut each other's
+ * migration short. migratePostgres holds a lock of the schema around the whole migration instead.
+ */
+class SchemaLockedPostgresAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(): Promise<void> {}
+  override async releaseMigrationLock(): Promise<void> {}
+}
+
+class SchemaMigratingPostgresDialect extends PostgresDialect {
+  override createAdapter(): PostgresAdapter {
+    return new SchemaLockedPostgresAdapter();
+  }
+}
+
 /** Two-key advisory lock of imgpipe's migrations; the second key is the schema, so schemas migrate independently. */
 const MIGRATION_LOCK_CLASS = 0x1_6e_9e;
 const MIGRATION_LOCK_WAIT_MS = 120_000;
@@ -143,8 +159,8 @@ async function migrateWith(db: Db, migrationTableSchema?: string): Promise<void>
 
 /**
  * On PostgreSQL, several instances may start at once: the whole migration (including the creation of
- * Kysely's own bookkeeping tables, which Kysely does before taking its lock) runs under a session advisory
- * lock, polled with pg_try_advisory_lock so the wait is not cut short by statement_timeout.
+ * Kysely's own bookkeeping tables) runs under a session advisory lock of the schema, polled with
+ * pg_try_advisory_lock so the wait is not cut short by statement_timeout (Kysely's own lock is not taken).
  * The bookkeeping tables live in the current schema, so each schema on a search_path is migrated on its own.
  */
 async function migratePostgres(db: Db): Promise<void> {

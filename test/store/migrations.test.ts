@@ -1,7 +1,7 @@
 // Two `imgpipe migrate` processes on one empty database at once: both succeed, the schema is made once.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { migrateStore, openStore, type Store } from '../../src/store/db.ts';
 import { runCli } from '../helpers/processes.ts';
 import {
@@ -57,6 +57,27 @@ describe('migrations: postgres schemas', { skip: skipReason('postgres') }, () =>
       applied,
       MIGRATION_NAMES.map((name) => ({ name })),
     );
+  });
+
+  test("a schema migrates while another session holds Kysely's own migration lock, which is not taken", async (t) => {
+    // Kysely's PostgresAdapter locks this one key for every schema of a server; held here, a migration that took it
+    // would wait past the short statement timeout and fail.
+    const KYSELY_MIGRATION_LOCK = '3853314791062309107';
+    const holder = await createTestDatabase('postgres');
+    t.after(() => holder.drop());
+    const holderStore = openStore(holder.url, TEST_STORE_OPTIONS);
+    t.after(() => holderStore.close());
+    const migrating = await createTestDatabase('postgres');
+    t.after(() => migrating.drop());
+    await holderStore.db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(${sql.lit(KYSELY_MIGRATION_LOCK)})`.execute(conn);
+      try {
+        const store = await openTestStore(migrating, { poolSize: 2, statementTimeoutMs: 1000 });
+        await store.close();
+      } finally {
+        await sql`select pg_advisory_unlock(${sql.lit(KYSELY_MIGRATION_LOCK)})`.execute(conn);
+      }
+    });
   });
 
   test('a schema is migrated on its own even when another schema on the server is already migrated', async (t) => {
