@@ -5,7 +5,8 @@
 //
 // Each file runs in a process of its own (node:test run directly, no --test parent): `jobs` at once, the longest
 // first (the durations of the last run, kept in node_modules/.cache). A passing file prints one line; a failing one
-// prints its whole report. --quick runs test/unit, test/http, test/pipeline and test/store on SQLite only.
+// prints its whole report. --quick runs test/unit, test/http, test/pipeline and test/store on SQLite only, without
+// the few files that take the test images through everything (NOT_QUICK).
 // --counts-to writes each file's counts as JSON (CI compares Node 20's with Node 24's: compare-test-counts.mjs).
 import { spawn } from 'node:child_process';
 import {
@@ -34,8 +35,16 @@ const ALONE = new Map([
   ],
 ]);
 
-/** What `--quick` runs: everything that needs no browser, no other program and no server process. */
+/** What `--quick` runs: everything that needs no browser, no other program and no server process… */
 const QUICK_FOLDERS = ['test/unit', 'test/http', 'test/pipeline', 'test/store'];
+/** …but these, which take the test images through every path, search or operation: minutes of encoding. */
+const NOT_QUICK = new Set([
+  'test/http/all-paths.test.ts',
+  'test/http/output-search.test.ts',
+  'test/http/image-animation.test.ts',
+  'test/http/animation-paths.test.ts',
+  'test/http/more-operations.test.ts',
+]);
 
 /**
  * Where a file has no duration on record (a fresh clone, CI), its folder places it: browsers and server processes
@@ -84,7 +93,9 @@ function findTests(dir) {
 const files =
   positionals.length > 0
     ? positionals.map((file) => relative(ROOT, file))
-    : (options.quick ? QUICK_FOLDERS : ['test']).flatMap(findTests);
+    : options.quick
+      ? QUICK_FOLDERS.flatMap(findTests).filter((file) => !NOT_QUICK.has(file))
+      : findTests('test');
 // One core for the runner's own bookkeeping is not needed: test files spend much of their time waiting on sockets,
 // timers and children, so one more process than cores keeps the cores busy.
 const jobs = Math.max(1, Number(options.jobs ?? process.env.TEST_JOBS ?? availableParallelism() + 1));
@@ -198,7 +209,9 @@ async function judge(run, resultsPath) {
   const problems = [];
   if (run.timedOut) problems.push(`did not finish within ${seconds(TEST_TIMEOUT_MS * 2)} and was stopped`);
   else if (run.signal) problems.push(`its process was ended by ${run.signal}`);
-  else if (run.code !== 0 && counts.fail === 0) problems.push(`its process exited with code ${run.code}`);
+  else if (run.code !== 0 && !report.results.some((r) => r.result === 'fail')) {
+    problems.push(`its process exited with code ${run.code}`);
+  }
   const lost = lostResults({
     callSites: declaredCallSites(readFileSync(run.file, 'utf8'), run.file),
     ...report,
@@ -212,6 +225,7 @@ async function judge(run, resultsPath) {
         (lost.planned ? '' : '; its process ended before its report did'),
     );
   }
+  // Suites included: a suite whose hook failed fails the file even when none of its tests did.
   const failedTests = report.results.filter((r) => r.result === 'fail' && !r.todo).map((r) => r.name);
   return {
     ...run,
@@ -220,7 +234,7 @@ async function judge(run, resultsPath) {
     problems,
     lost,
     failedTests,
-    passed: counts.fail === 0 && problems.length === 0,
+    passed: failedTests.length === 0 && problems.length === 0,
   };
 }
 
@@ -280,7 +294,7 @@ try {
   process.stdout.write(
     `${files.length} test files, ${Math.min(jobs, together.length)} at a time` +
       (alone.length > 0 ? `, then ${alone.length} alone` : '') +
-      (options.quick ? ' (quick: unit, http, pipeline, store on SQLite)' : '') +
+      (options.quick ? ' (quick: unit, http, pipeline and store on SQLite, not NOT_QUICK)' : '') +
       '\n',
   );
   await runQueue(together, jobs, resultsDir, judged);
