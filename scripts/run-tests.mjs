@@ -294,7 +294,9 @@ try {
   process.stdout.write(
     `${files.length} test files, ${Math.min(jobs, together.length)} at a time` +
       (alone.length > 0 ? `, then ${alone.length} alone` : '') +
-      (options.quick ? ' (quick: unit, http, pipeline and store on SQLite, not NOT_QUICK)' : '') +
+      (options.quick
+        ? ` (quick: unit, http, pipeline and store on SQLite but ${NOT_QUICK.size} files)`
+        : '') +
       '\n',
   );
   await runQueue(together, jobs, resultsDir, judged);
