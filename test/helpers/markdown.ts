@@ -22,7 +22,7 @@ export function tableAfter(text: string, heading: string): string[][] {
 
 /** One line of the README's "one example per operation": what it says, its delivery URL options, its request. */
 export interface OperationExample {
-  /** The comment before it, without `#` and the URL part. */
+  /** The comments before it, without `#` and the URL part. */
   what: string;
   /** The same operations as delivery URL options (`w:800/f:webp`). */
   url: string;
@@ -37,15 +37,21 @@ export function operationExamples(text: string): { block: string; examples: Oper
   const block = /```sh\n(op\(\) \{[\s\S]*?)```/.exec(text)?.[1];
   assert.ok(block, 'no ```sh block starting with op() {');
   const examples: OperationExample[] = [];
-  let comment: { what: string; url: string } | undefined;
+  let what: string[] = [];
+  let url: string | undefined;
   for (const line of block.split('\n')) {
-    const described = /^# (.*?)\s+URL: (\S+)$/.exec(line);
-    if (described) comment = { what: described[1]!, url: described[2]! };
+    const comment = /^# (.*?)\s*(?:URL: (\S+))?$/.exec(line);
+    if (comment) {
+      if (comment[1]) what.push(comment[1]);
+      url = comment[2] ?? url;
+      continue;
+    }
     const op = /^op '([^']+)' \S+$/.exec(line);
     if (!op) continue;
-    assert.ok(comment, `${line} has no "# … URL: …" line before it`);
-    examples.push({ ...comment, json: op[1]!, line });
-    comment = undefined;
+    assert.ok(url, `${line} has no "# … URL: …" line before it`);
+    examples.push({ what: what.join(' '), url, json: op[1]!, line });
+    what = [];
+    url = undefined;
   }
   return { block, examples };
 }
