@@ -91,7 +91,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   /**
    * One hop: its host resolved and every answer checked, then the request over a connection to the checked address
    * (kept alive for the next hop or fetch that checks to the same address), all within the hop's own
-   * FETCH_TIMEOUT_MS (api.md's Limits: "per url fetch, per hop"); `signal` aborts at it or at `stop`, and the
+   * FETCH_TIMEOUT_MS ("per url fetch, per hop", as the API's limits say); `signal` aborts at it or at `stop`, and the
    * request's own timeouts are set to it too, as a backstop.
    */
   async function fetchHop(

@@ -1,5 +1,5 @@
 // The registry of operations (src/pipeline/registry.ts) is the one list: the schema, the pipeline and the URL
-// grammar are made from it, and what is written elsewhere (README, docs/delivery.md, clients/js, the playground's
+// grammar are made from it, and what is written elsewhere (docs/images.md, docs/delivery.md, clients/js, the playground's
 // form) must say the same. Each test here fails when one of them drifts from it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -57,8 +57,8 @@ test('registry: every field of the JSON form has one delivery URL option, and op
   assert.ok(!names.includes('exp') && !names.includes('v'), 'v and exp are the URL-only version and expiry');
 });
 
-test("README: the operations table's fields and URL options are the registry's, in its order", () => {
-  const rows = tableAfter(read('README.md'), '## operations');
+test("docs/images.md: the operations table's fields and URL options are the registry's, in its order", () => {
+  const rows = tableAfter(read('docs/images.md'), '## operations');
   assert.deepEqual(
     rows.map((row) => [row[0], row[1]]),
     FIELDS.map(([field, name]) => [`\`${field}\``, `\`${name}:\``]),
