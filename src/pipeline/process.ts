@@ -2,7 +2,6 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { isApiError } from '../errors.ts';
 import {
-  HEIC_NOT_DECODABLE,
   NOT_AN_ACCEPTED_IMAGE,
   processTimeout,
   tooManyJpegScans,
@@ -18,7 +17,15 @@ import {
   readJpegFrame,
   type InputStructure,
 } from './input-header.ts';
-import { ACCEPTED_LOADERS, decodedAsSniffed, sniffImageFormat, type InputFormat } from './formats.ts';
+import {
+  ACCEPTED_LOADERS,
+  decodedAsSniffed,
+  HEIC_NOT_DECODABLE,
+  isDecoded,
+  refusal,
+  sniffImageFormat,
+  type InputFormat,
+} from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import {
   checkDecodeLimits,
@@ -79,7 +86,7 @@ export interface ProcessedImage {
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
 sharp.block({ operation: ['VipsForeignLoad'] });
-sharp.unblock({ operation: ACCEPTED_LOADERS });
+sharp.unblock({ operation: [...ACCEPTED_LOADERS] });
 
 /**
  * Maps a sharp/libvips failure to the API's error: pixel limit 413, deadline 422, anything else 422 (naming `format`,
@@ -120,7 +127,7 @@ export function inspectInput(
 ): InputStructure | undefined {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
-  if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (!isDecoded(format)) throw unprocessableImage(refusal(format));
   if (format === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
