@@ -67,6 +67,22 @@ export interface ProcessLimits {
   maxAnimationFrames?: number;
 }
 
+/** One image job as the pipeline takes it, in this process or in an isolated child. */
+export interface PipelineJob {
+  input: Buffer;
+  ops: Operations;
+  limits: ProcessLimits;
+  /** The stored overlay the operations name (their `overlay`), read by the caller for the requesting account. */
+  overlayImage?: Uint8Array | undefined;
+}
+
+export interface ProcessOptions extends PipelineJob {
+  /** Runs once libvips has really stopped (answered, failed or timed out). */
+  onSettled?: () => void;
+  /** The caller already ran inspectInput on these bytes and operations. */
+  inspected?: boolean;
+}
+
 export interface ProcessedImage {
   data: Buffer;
   format: OutputFormat;
@@ -400,16 +416,9 @@ async function runPipeline(
  * Processes one image. PROCESS_TIMEOUT_MS counts from this call for everything the job does (every sharp instance
  * gets what is left of it). Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
  * really stopped (sharp's own timeout kills the work), so a concurrency slot is never freed while it still runs.
- * `inspected`: the caller already ran inspectInput on these bytes and operations.
  */
-export function processImage(
-  input: Buffer,
-  ops: Operations,
-  limits: ProcessLimits,
-  onSettled: () => void = () => {},
-  inspected = false,
-  overlayImage?: Uint8Array,
-): Promise<ProcessedImage> {
+export function processImage(job: ProcessOptions): Promise<ProcessedImage> {
+  const { input, ops, limits, onSettled = () => {}, inspected = false, overlayImage } = job;
   const deadlineAt = performance.now() + limits.processTimeoutMs;
   const work = runPipeline(input, ops, limits, deadlineAt, inspected, overlayImage).then(async (image) =>
     ops.placeholder === true && !image.placeholder

@@ -210,15 +210,14 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
         ctx.metrics.recordInputBytes(source.kind, input.length);
         // The answer is sharp's own output, never the input (upload or fetched body), so the input's buffer is free
         // once the job has stopped.
-        const out = await runImageJob(
-          ctx,
-          accountOf(request).accountId,
+        const out = await runImageJob(ctx, {
+          account: accountOf(request).accountId,
           input,
-          operations,
-          response.clientGone,
-          () => ctx.inputBuffers.give(input),
-          overlay?.image,
-        );
+          ops: operations,
+          signal: response.clientGone,
+          onStopped: () => ctx.inputBuffers.give(input),
+          overlayImage: overlay?.image,
+        });
         reply.outputFormat = out.format;
         return reply
           .type(`image/${out.format}`)
