@@ -145,8 +145,8 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
     if (!on('pipeline')) return replayOr(input, () => sharpOnce(input, ops, limits));
     const slot = await jobs.acquire({ account: 'floor', kind: 'job' });
     if ('refused' in slot) throw busy('slots');
-    if (REPLAY) return replayOr(input, () => processImage(input, ops, limits)).finally(slot.release);
-    return processImage(input, ops, limits, slot.release);
+    if (REPLAY) return replayOr(input, () => processImage({ input, ops, limits })).finally(slot.release);
+    return processImage({ input, ops, limits, onSettled: slot.release });
   };
 
   await app.register(async (scope) => {

@@ -130,7 +130,7 @@ export function rawSharp(w: Workload, limits: ProcessLimits): Promise<Buffer> {
 
 /** The service's own processing function, in-process: the ceiling of the HTTP path. */
 export async function rawPipeline(w: Workload, limits: ProcessLimits): Promise<Buffer> {
-  return (await processImage(w.input, w.operations, limits)).data;
+  return (await processImage({ input: w.input, ops: w.operations, limits })).data;
 }
 
 /** Every workload, and those a section measures: --workloads when given, else the section's own list. */

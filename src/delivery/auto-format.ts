@@ -1,7 +1,7 @@
 // owns: the concrete output format of `f:auto` once the input is known (PNG keeps alpha where JPEG cannot; WebP
 // keeps an animation's frames).
 import sharp from 'sharp';
-import { sniffImageFormat } from '../pipeline/formats.ts';
+import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat } from '../pipeline/formats.ts';
 import { decoderInput } from '../pipeline/input-header.ts';
 import type { Operations, OutputFormat } from '../pipeline/operations.ts';
 import { planOutput } from '../pipeline/probe.ts';
@@ -21,11 +21,11 @@ export async function autoOutputFormat(
   limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
 ): Promise<OutputFormat> {
   const { fallback } = negotiated;
-  if (fallback === 'webp') return fallback;
+  if (fallback === FRAMES_OUTPUT) return fallback;
   if (negotiated.acceptsWebp) {
-    const asWebp = { ...operations, format: 'auto' as const, formats: ['webp' as const] };
+    const asWebp = { ...operations, format: 'auto' as const, formats: [FRAMES_OUTPUT] };
     const frames = inspectInput(input, asWebp, limits)?.frames ?? 1;
-    if (planOutput(sniffImageFormat(input)!, frames, asWebp).animated) return 'webp';
+    if (planOutput(sniffImageFormat(input)!, frames, asWebp).animated) return FRAMES_OUTPUT;
   }
   if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
@@ -35,5 +35,5 @@ export async function autoOutputFormat(
   )
     .metadata()
     .catch(() => undefined);
-  return meta?.hasAlpha === true ? 'png' : 'jpeg';
+  return legacyOutput(meta?.hasAlpha === true);
 }

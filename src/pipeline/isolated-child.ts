@@ -12,7 +12,7 @@ process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 process.on('message', (job: IsolatedJob) => {
   const reply = (result: IsolatedResult) => process.send?.(result);
   const input = Buffer.from(job.input.buffer, job.input.byteOffset, job.input.byteLength);
-  processImage(input, job.ops, job.limits, () => {}, false, job.overlayImage)
+  processImage({ ...job, input })
     .then((image) => reply({ ok: true, image }))
     .catch((err: unknown) =>
       reply({

@@ -2,7 +2,6 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { isApiError } from '../errors.ts';
 import {
-  HEIC_NOT_DECODABLE,
   NOT_AN_ACCEPTED_IMAGE,
   processTimeout,
   tooManyJpegScans,
@@ -18,7 +17,15 @@ import {
   readJpegFrame,
   type InputStructure,
 } from './input-header.ts';
-import { ACCEPTED_LOADERS, decodedAsSniffed, sniffImageFormat, type InputFormat } from './formats.ts';
+import {
+  ACCEPTED_LOADERS,
+  decodedAsSniffed,
+  HEIC_NOT_DECODABLE,
+  isDecoded,
+  refusal,
+  sniffImageFormat,
+  type InputFormat,
+} from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import {
   checkDecodeLimits,
@@ -60,6 +67,22 @@ export interface ProcessLimits {
   maxAnimationFrames?: number;
 }
 
+/** One image job as the pipeline takes it, in this process or in an isolated child. */
+export interface PipelineJob {
+  input: Buffer;
+  ops: Operations;
+  limits: ProcessLimits;
+  /** The stored overlay the operations name (their `overlay`), read by the caller for the requesting account. */
+  overlayImage?: Uint8Array | undefined;
+}
+
+export interface ProcessOptions extends PipelineJob {
+  /** Runs once libvips has really stopped (answered, failed or timed out). */
+  onSettled?: () => void;
+  /** The caller already ran inspectInput on these bytes and operations. */
+  inspected?: boolean;
+}
+
 export interface ProcessedImage {
   data: Buffer;
   format: OutputFormat;
@@ -79,7 +102,7 @@ export interface ProcessedImage {
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
 sharp.block({ operation: ['VipsForeignLoad'] });
-sharp.unblock({ operation: ACCEPTED_LOADERS });
+sharp.unblock({ operation: [...ACCEPTED_LOADERS] });
 
 /**
  * Maps a sharp/libvips failure to the API's error: pixel limit 413, deadline 422, anything else 422 (naming `format`,
@@ -120,7 +143,7 @@ export function inspectInput(
 ): InputStructure | undefined {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
-  if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (!isDecoded(format)) throw unprocessableImage(refusal(format));
   if (format === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
@@ -393,16 +416,9 @@ async function runPipeline(
  * Processes one image. PROCESS_TIMEOUT_MS counts from this call for everything the job does (every sharp instance
  * gets what is left of it). Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
  * really stopped (sharp's own timeout kills the work), so a concurrency slot is never freed while it still runs.
- * `inspected`: the caller already ran inspectInput on these bytes and operations.
  */
-export function processImage(
-  input: Buffer,
-  ops: Operations,
-  limits: ProcessLimits,
-  onSettled: () => void = () => {},
-  inspected = false,
-  overlayImage?: Uint8Array,
-): Promise<ProcessedImage> {
+export function processImage(job: ProcessOptions): Promise<ProcessedImage> {
+  const { input, ops, limits, onSettled = () => {}, inspected = false, overlayImage } = job;
   const deadlineAt = performance.now() + limits.processTimeoutMs;
   const work = runPipeline(input, ops, limits, deadlineAt, inspected, overlayImage).then(async (image) =>
     ops.placeholder === true && !image.placeholder

@@ -11,6 +11,20 @@ import type { IsolatedProcessor } from './isolated-processor.ts';
 import type { Operations } from './operations.ts';
 import { inspectInput, processImage, type ProcessedImage } from './process.ts';
 
+/** One job for runImageJob: who pays, the input and operations, and when the caller's input is free. */
+export interface ImageJob {
+  /** Who pays: a delivery URL's account for anonymous views. */
+  account: string;
+  input: Buffer;
+  ops: Operations;
+  /** Aborts when the client has gone: work not started for it never starts. */
+  signal: AbortSignal;
+  /** Runs once, when the job's work has stopped or at once when it never starts: from then on nothing reads `input`. */
+  onStopped?: () => void;
+  /** The stored overlay the operations name, read by the caller for the requesting account. */
+  overlayImage?: Uint8Array | undefined;
+}
+
 export interface ImageJobDeps {
   config: Pick<
     Config,
@@ -23,24 +37,14 @@ export interface ImageJobDeps {
 }
 
 /**
- * Processes `input` in a job slot taken for `account` (who pays: a delivery URL's account for anonymous views).
- * Refuses with process_timeout when `signal` has already aborted (work for a client that has gone would serve
- * nobody), what its structure shows must not be decoded (inspectInput: 413, 422), and with busy when the scheduler
- * refuses a slot or stops the work (in a child) to give its slot to a much lighter account. The slot is freed only
- * when the work
- * has stopped: when sharp settles in this process, or when the child answered or was killed (deadline or abort).
- * `onStopped` runs once at that moment, or at once when the job never starts: from then on nothing reads `input`.
- * `overlayImage` is the stored overlay the operations name, read by the caller for the requesting account.
+ * Processes a job's input in a job slot taken for its account. Refuses with process_timeout when `signal` has already
+ * aborted (work for a client that has gone would serve nobody), what its structure shows must not be decoded
+ * (inspectInput: 413, 422), and with busy when the scheduler refuses a slot or stops the work (in a child) to give
+ * its slot to a much lighter account. The slot is freed only when the work has stopped: when sharp settles in this
+ * process, or when the child answered or was killed (deadline or abort); `onStopped` runs at that moment.
  */
-export async function runImageJob(
-  deps: ImageJobDeps,
-  account: string,
-  input: Buffer,
-  ops: Operations,
-  signal: AbortSignal,
-  onStopped: () => void = () => {},
-  overlayImage?: Uint8Array,
-): Promise<ProcessedImage> {
+export async function runImageJob(deps: ImageJobDeps, job: ImageJob): Promise<ProcessedImage> {
+  const { account, input, ops, signal, onStopped = () => {}, overlayImage } = job;
   const { config } = deps;
   const limits = {
     maxInputPixels: config.maxInputPixels,
@@ -85,9 +89,9 @@ export async function runImageJob(
     deps.metrics,
     ops.format,
     inProcess
-      ? processImage(input, ops, limits, stopped, true, overlayImage)
+      ? processImage({ input, ops, limits, overlayImage, onSettled: stopped, inspected: true })
       : deps.isolated
-          .run(input, ops, limits, AbortSignal.any([signal, preempted.signal]), overlayImage)
+          .run({ input, ops, limits, overlayImage }, AbortSignal.any([signal, preempted.signal]))
           .catch((err: unknown) => {
             throw preempted.signal.aborted ? busy('preempted') : err;
           })

@@ -89,7 +89,7 @@ test('resize never enlarges: real images with EXIF orientations 1–8 through sh
         const upright = orientation >= 5 ? { width: height, height: width } : { width, height };
         const w = sides === 'h' ? null : Math.max(1, Math.round(upright.width * k));
         const h = sides === 'w' ? null : Math.max(1, Math.round(upright.height * k));
-        const out = await processImage(input, { resize: { w, h, fit } }, limits);
+        const out = await processImage({ input, ops: { resize: { w, h, fit } }, limits });
         const meta = await sharp(out.data).metadata();
         assert.ok(
           (meta.width ?? 0) <= upright.width,

@@ -57,7 +57,9 @@ test('runner: work for a client that has gone is not started (process_timeout, n
   const gone = new AbortController();
   gone.abort();
   assert.equal(
-    await codeOf(runImageJob(deps(t, jobs), 'a', corpus('hopper.jpg'), {}, gone.signal)),
+    await codeOf(
+      runImageJob(deps(t, jobs), { account: 'a', input: corpus('hopper.jpg'), ops: {}, signal: gone.signal }),
+    ),
     'process_timeout',
   );
   assert.equal(jobs.asked, 0);
@@ -68,7 +70,10 @@ test('runner: busy when every job slot is taken', async (t) => {
   const held = await jobs.acquire({ account: 'b', kind: 'job' });
   assert.ok('release' in held);
   const signal = new AbortController().signal;
-  assert.equal(await codeOf(runImageJob(deps(t, jobs), 'a', corpus('hopper.jpg'), {}, signal)), 'busy');
+  assert.equal(
+    await codeOf(runImageJob(deps(t, jobs), { account: 'a', input: corpus('hopper.jpg'), ops: {}, signal })),
+    'busy',
+  );
   held.release();
   assert.equal(jobs.inFlight, 0);
 });
@@ -76,13 +81,12 @@ test('runner: busy when every job slot is taken', async (t) => {
 test('runner: the slot is free once the job answered, in this process and in an isolated child', async (t) => {
   for (const isolateJobs of ['risky', 'all'] as const) {
     const jobs = countingLimiter(1);
-    const out = await runImageJob(
-      deps(t, jobs, isolateJobs),
-      'a',
-      corpus('hopper.jpg'),
-      { format: 'webp' },
-      new AbortController().signal,
-    );
+    const out = await runImageJob(deps(t, jobs, isolateJobs), {
+      account: 'a',
+      input: corpus('hopper.jpg'),
+      ops: { format: 'webp' },
+      signal: new AbortController().signal,
+    });
     assert.equal(out.format, 'webp', isolateJobs);
     assert.equal(jobs.asked, 1, isolateJobs);
     assert.equal(jobs.inFlight, 0, `${isolateJobs}: slot released`);
@@ -101,7 +105,15 @@ test('runner: the input is declared free once, when the job never starts or once
     [full, signal],
   ] as const) {
     let freed = 0;
-    await codeOf(runImageJob(deps(t, jobs), 'a', corpus('hopper.jpg'), {}, abort, () => freed++));
+    await codeOf(
+      runImageJob(deps(t, jobs), {
+        account: 'a',
+        input: corpus('hopper.jpg'),
+        ops: {},
+        signal: abort,
+        onStopped: () => freed++,
+      }),
+    );
     assert.equal(freed, 1, 'a job that never started frees its input at once');
   }
   held.release();
@@ -109,17 +121,16 @@ test('runner: the input is declared free once, when the job never starts or once
     const jobs = countingLimiter(1);
     let freed = 0;
     let freedWhileRunning = false;
-    const work = runImageJob(
-      deps(t, jobs, isolateJobs),
-      'a',
-      corpus('hopper.jpg'),
-      { format: 'webp' },
+    const work = runImageJob(deps(t, jobs, isolateJobs), {
+      account: 'a',
+      input: corpus('hopper.jpg'),
+      ops: { format: 'webp' },
       signal,
-      () => {
+      onStopped: () => {
         freed++;
         freedWhileRunning = jobs.inFlight > 0;
       },
-    );
+    });
     assert.equal(freed, 0, `${isolateJobs}: not while the job runs`);
     await work;
     assert.equal(freed, 1, `${isolateJobs}: once, when it stopped`);
@@ -127,7 +138,15 @@ test('runner: the input is declared free once, when the job never starts or once
   }
   let freedOnFailure = 0;
   const corrupt = corpus('Landscape_1.jpg').subarray(0, 20_000);
-  await codeOf(runImageJob(deps(t, countingLimiter(1)), 'a', corrupt, {}, signal, () => freedOnFailure++));
+  await codeOf(
+    runImageJob(deps(t, countingLimiter(1)), {
+      account: 'a',
+      input: corrupt,
+      ops: {},
+      signal,
+      onStopped: () => freedOnFailure++,
+    }),
+  );
   assert.equal(freedOnFailure, 1, 'a job that failed frees its input once too');
 });
 
@@ -137,7 +156,15 @@ test('runner: a job in a child stopped for a much lighter account answers 503 bu
   let freed = 0;
   // A blur of 1000 over 1 MP of noise runs in a child (not on the allow-list) for far longer than this test.
   const noise = await noiseImage(1000).jpeg({ quality: 90 }).toBuffer();
-  const heavy = codeOf(runImageJob(deps(t, jobs), 'heavy', noise, { blur: 1000 }, signal, () => freed++));
+  const heavy = codeOf(
+    runImageJob(deps(t, jobs), {
+      account: 'heavy',
+      input: noise,
+      ops: { blur: 1000 },
+      signal,
+      onStopped: () => freed++,
+    }),
+  );
   await new Promise((r) => setTimeout(r, 1300));
   const light = await jobs.acquire({ account: 'light', kind: 'job' });
   assert.ok('release' in light, 'the light account got the slot');

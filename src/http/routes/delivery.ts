@@ -371,15 +371,14 @@ async function processMiss(
     // The result serves every later request of this key, so it is finished even when this client leaves. It is
     // sharp's own output, never the fetched body, whose buffer is free once the job has stopped.
     const overlay = await overlayOf(ctx, signer.accountId, operations);
-    const out = await runImageJob(
-      ctx,
-      signer.accountId,
+    const out = await runImageJob(ctx, {
+      account: signer.accountId,
       input,
-      operations,
-      new AbortController().signal,
-      () => ctx.inputBuffers.give(input),
-      overlay?.image,
-    );
+      ops: operations,
+      signal: new AbortController().signal,
+      onStopped: () => ctx.inputBuffers.give(input),
+      overlayImage: overlay?.image,
+    });
     const largest = ctx.deliveryCache.largestEntryBytes;
     if (largest > 0 && out.data.length > largest) throw resultTooLarge(out.data.length, largest);
     if (unit) {
