@@ -12,9 +12,10 @@ const FORMAT_NAMES: Record<string, string> = {
   avif: 'AVIF',
   gif: 'GIF',
   tiff: 'TIFF',
+  heic: 'HEIC',
 };
 
-/** The accepted formats as a sentence's list: "JPEG, PNG, WebP, AVIF, GIF or TIFF", `but` left out. */
+/** The accepted formats as a sentence's list: "JPEG, PNG, WebP, AVIF, GIF, TIFF or HEIC", `but` left out. */
 function acceptedFormats(but?: string): string {
   const names = Object.entries(FORMAT_NAMES).flatMap(([format, name]) => (format === but ? [] : [name]));
   return `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
@@ -22,7 +23,7 @@ function acceptedFormats(but?: string): string {
 
 const ACCEPTED = acceptedFormats();
 
-/** 422 unprocessable_image: `problem` says why (not an image, corrupt, HEIC, no pixels). */
+/** 422 unprocessable_image: `problem` says why (not an image, corrupt, no pixels). */
 export function unprocessableImage(problem: string, cause?: unknown): ApiError {
   return apiError(
     'unprocessable_image',
@@ -70,7 +71,6 @@ export const NOT_AN_ACCEPTED_IMAGE = 'The file is not an image this server accep
 export function tooManyJpegScans(limit: number): string {
   return `The JPEG has more than ${limit} scans (encoders write at most about 10) and is not decoded`;
 }
-export const HEIC_NOT_DECODABLE = 'HEIC images (HEVC-coded) cannot be decoded by this server';
 
 /** 413 image_too_large for pixels; with `limit` (MAX_INPUT_PIXELS) the message says how many are accepted. */
 export function tooManyPixels(cause?: unknown, limit?: number): ApiError {

@@ -1,10 +1,25 @@
 // Accepted inputs (by magic bytes, before any decoder runs) and the default output format rule.
+import { HEIF_BRANDS, heifBrands, readHeifStructure } from './heif-structure.ts';
 import type { OutputFormat } from './operations.ts';
 
 export type InputFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif' | 'heic';
 
 const HEIC_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis']);
-const AVIF_OR_HEIF_BRANDS = new Set(['avif', 'avis', 'mif1', 'msf1', 'miaf']);
+
+/**
+ * HEIC or AVIF: the primary image's coding decides (a `mif1` file may hold either), its brands only when its boxes
+ * cannot be read (the pipeline then says what is wrong).
+ */
+function heifFormat(buf: Buffer, brands: string[]): 'heic' | 'avif' {
+  try {
+    const { codec } = readHeifStructure(buf);
+    if (codec === 'hevc') return 'heic';
+    if (codec === 'av1') return 'avif';
+  } catch {
+    // unreadable: named by its brands
+  }
+  return brands.some((b) => HEIC_BRANDS.has(b)) ? 'heic' : 'avif';
+}
 
 /**
  * Recognises the accepted input formats from their first bytes. Anything else (SVG, PDF, HTML, RAW…)
@@ -25,13 +40,8 @@ export function sniffImageFormat(buf: Buffer): InputFormat | undefined {
     const head = buf.readUInt32BE(0);
     if (head === 0x49492a00 || head === 0x4d4d002a) return 'tiff';
   }
-  if (buf.length >= 12 && buf.toString('latin1', 4, 8) === 'ftyp') {
-    const boxEnd = Math.min(buf.readUInt32BE(0), buf.length, 64);
-    const brands = [buf.toString('latin1', 8, 12)];
-    for (let i = 16; i + 4 <= boxEnd; i += 4) brands.push(buf.toString('latin1', i, i + 4));
-    if (brands.some((b) => HEIC_BRANDS.has(b))) return 'heic';
-    if (brands.some((b) => AVIF_OR_HEIF_BRANDS.has(b))) return 'avif';
-  }
+  const brands = heifBrands(buf);
+  if (brands?.some((b) => HEIF_BRANDS.has(b))) return heifFormat(buf, brands);
   return undefined;
 }
 
@@ -53,7 +63,10 @@ export const ACCEPTED_LOADERS = [
   'VipsForeignLoadTiff',
 ];
 
-/** The format sharp's metadata reports for each sniffed input (AVIF and HEIC are both read by the heif loader). */
+/**
+ * The format sharp's metadata reports for each sniffed input: AVIF is read by the heif loader, HEIC by libheif in
+ * WebAssembly in a child, which hands libvips a PNG of its pixels (heif-decode.ts).
+ */
 const DECODED_AS: Record<InputFormat, string> = {
   jpeg: 'jpeg',
   png: 'png',
@@ -61,7 +74,7 @@ const DECODED_AS: Record<InputFormat, string> = {
   gif: 'gif',
   tiff: 'tiff',
   avif: 'heif',
-  heic: 'heif',
+  heic: 'png',
 };
 
 /** True when the decoder that read the bytes is the one their magic bytes announced. */

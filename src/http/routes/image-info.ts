@@ -14,7 +14,7 @@ import { acceptRawImageBodies } from '../raw-image-body.ts';
 import { documentationOnly, imageBodies } from './image.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
-const INPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff'] as const;
+const INPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff', 'heic'] as const;
 
 const infoResponseSchema = z.object({
   format: z.enum(INPUT_FORMATS).describe('The input format, from its bytes.'),
