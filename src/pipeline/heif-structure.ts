@@ -7,8 +7,12 @@ export class HeifStructureError extends Error {}
 /** How the primary image's pixels are coded: HEVC (HEIC), AV1 (AVIF), or anything else (JPEG items, overlays…). */
 export type HeifCodec = 'hevc' | 'av1' | 'other';
 
-/** A transform of the pixels as HEIF writes it: `irot` (anticlockwise quarter turns) or `imir` (mirror axis). */
-export type HeifTransform = { rotate: 90 | 180 | 270 } | { mirror: 'vertical-axis' | 'horizontal-axis' };
+/**
+ * A transform of the pixels as HEIF writes it: `irot` (anticlockwise quarter turns) or `imir`. imir's field was
+ * named `axis` in HEIF's first edition, read both ways; the 2022 edition calls it `mode` and settles it as libheif,
+ * libavif and browsers read it: 0 swaps top and bottom, 1 left and right.
+ */
+export type HeifTransform = { rotate: 90 | 180 | 270 } | { mirror: 'top-bottom' | 'left-right' };
 
 export interface HeifStructure {
   /** The major brand followed by the compatible ones. */
@@ -336,7 +340,7 @@ function transformsOf(parts: Parts, item: Item): HeifTransform[] {
   return propertiesOf(parts, item).flatMap((box): HeifTransform[] => {
     if (box.type !== 'irot' && box.type !== 'imir') return [];
     const value = new Reader(parts.buf, box.start, box.end).u8();
-    if (box.type === 'imir') return [{ mirror: value & 1 ? 'horizontal-axis' : 'vertical-axis' }];
+    if (box.type === 'imir') return [{ mirror: value & 1 ? 'left-right' : 'top-bottom' }];
     const quarter = value & 3;
     return quarter === 0 ? [] : [{ rotate: (quarter * 90) as 90 | 180 | 270 }];
   });
@@ -374,7 +378,7 @@ function referencing(refs: References, type: string, to: number): number[] {
 export function orientationOf(transforms: readonly HeifTransform[]): number {
   type V = [number, number];
   const apply = ([x, y]: V, t: HeifTransform): V => {
-    if ('mirror' in t) return t.mirror === 'vertical-axis' ? [-x, y] : [x, -y];
+    if ('mirror' in t) return t.mirror === 'left-right' ? [-x, y] : [x, -y];
     // Anticlockwise on screen (y down): a quarter turn sends (x, y) to (y, −x).
     let v: V = [x, y];
     for (let q = t.rotate / 90; q > 0; q--) v = [v[1], -v[0]];

@@ -45,8 +45,8 @@ test("irot and imir are the primary's transforms, given as the EXIF orientation 
   assert.deepEqual(turned.transforms, [{ rotate: 270 }]);
   assert.equal(turned.orientation, 6);
   const mirrored = readHeifStructure(corpus('heic-mif1-imir.heic'));
-  assert.deepEqual(mirrored.transforms, [{ mirror: 'vertical-axis' }]);
-  assert.equal(mirrored.orientation, 2);
+  assert.deepEqual(mirrored.transforms, [{ mirror: 'top-bottom' }]);
+  assert.equal(mirrored.orientation, 4);
   // EXIF orientation 6 in its EXIF item, no irot: the EXIF orientation is not a transform of a HEIF.
   assert.equal(readHeifStructure(corpus('heic-exif-orient6-p3.heic')).orientation, 1);
 });
@@ -54,14 +54,14 @@ test("irot and imir are the primary's transforms, given as the EXIF orientation 
 test('orientationOf: each HEIF transform, and transforms in order, map to one of the eight EXIF orientations', () => {
   const cases: [HeifTransform[], number][] = [
     [[], 1],
-    [[{ mirror: 'vertical-axis' }], 2],
+    [[{ mirror: 'left-right' }], 2],
     [[{ rotate: 180 }], 3],
-    [[{ mirror: 'horizontal-axis' }], 4],
-    [[{ rotate: 270 }, { mirror: 'vertical-axis' }], 5],
+    [[{ mirror: 'top-bottom' }], 4],
+    [[{ rotate: 270 }, { mirror: 'left-right' }], 5],
     [[{ rotate: 270 }], 6],
-    [[{ rotate: 90 }, { mirror: 'vertical-axis' }], 7],
+    [[{ rotate: 90 }, { mirror: 'left-right' }], 7],
     [[{ rotate: 90 }], 8],
-    [[{ mirror: 'vertical-axis' }, { mirror: 'horizontal-axis' }], 3],
+    [[{ mirror: 'left-right' }, { mirror: 'top-bottom' }], 3],
   ];
   for (const [transforms, orientation] of cases) {
     assert.equal(orientationOf(transforms), orientation, JSON.stringify(transforms));
