@@ -10,7 +10,7 @@ import sharp, { type Sharp } from 'sharp';
 import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
 import type { Operations } from '../src/pipeline/operations.ts';
 import { ssimulacra2 } from '../src/pipeline/ssimulacra2.ts';
-import { avifOptions } from '../src/pipeline/steps.ts';
+import { avifOptions } from '../src/pipeline/formats.ts';
 import { fmt, table } from './report.ts';
 import type { Section, SectionOutput } from './section.ts';
 

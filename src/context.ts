@@ -4,6 +4,7 @@ import { createPaymentProvider } from './billing/create-provider.ts';
 import type { PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
+import { FETCH_ACCEPT } from './pipeline/formats.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createSlotPool, fairShare, JOB_SLOT_WAIT_MS, type SlotPool } from './scheduler.ts';
 import { createInputBuffers, FIRST_BUFFER_CAP, type InputBuffers } from './input-buffers.ts';
@@ -102,7 +103,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     longestRequestMs: longestRequestMs(config),
     onRefunded: (units) => metrics.recordAbandonedUnitsRefunded(units),
   });
-  const fetcher = createUrlFetcher(config);
+  const fetcher = createUrlFetcher(config, { accept: FETCH_ACCEPT });
   return {
     config,
     log,

@@ -1,7 +1,7 @@
 // owns: the concrete output format of `f:auto` once the input is known (PNG keeps alpha where JPEG cannot; WebP
 // keeps an animation's frames).
 import sharp from 'sharp';
-import { sniffImageFormat } from '../pipeline/formats.ts';
+import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat } from '../pipeline/formats.ts';
 import { readHeifStructure } from '../pipeline/heif-structure.ts';
 import { decoderInput } from '../pipeline/input-header.ts';
 import type { Operations, OutputFormat } from '../pipeline/operations.ts';
@@ -22,19 +22,19 @@ export async function autoOutputFormat(
   limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
 ): Promise<OutputFormat> {
   const { fallback } = negotiated;
-  if (fallback === 'webp') return fallback;
+  if (fallback === FRAMES_OUTPUT) return fallback;
   if (negotiated.acceptsWebp) {
-    const asWebp = { ...operations, format: 'auto' as const, formats: ['webp' as const] };
+    const asWebp = { ...operations, format: 'auto' as const, formats: [FRAMES_OUTPUT] };
     const frames = inspectInput(input, asWebp, limits)?.frames ?? 1;
-    if (planOutput(sniffImageFormat(input)!, frames, asWebp).animated) return 'webp';
+    if (planOutput(sniffImageFormat(input)!, frames, asWebp).animated) return FRAMES_OUTPUT;
   }
   if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
   const format = sniffImageFormat(input);
   // A HEIC's alpha is known from its boxes (libvips never reads a HEIC in this process).
-  if (format === 'heic') return readHeifStructure(input).hasAlpha ? 'png' : 'jpeg';
+  if (format === 'heic') return legacyOutput(readHeifStructure(input).hasAlpha);
   const meta = await sharp(decoderInput(input, format), sharpInputOptions(limits.maxInputPixels))
     .metadata()
     .catch(() => undefined);
-  return meta?.hasAlpha === true ? 'png' : 'jpeg';
+  return legacyOutput(meta?.hasAlpha === true);
 }

@@ -2,10 +2,20 @@
 // /playground.js and /playground-delivery.js from src/http/static, under the playground's own CSP. Each form control
 // of an operation names its JSON path (data-path); the delivery URL options of the registry ride along as JSON, so
 // "Copy as delivery URL" writes exactly the operations the form sends.
+import { AUTO_FORMAT_CANDIDATES, OUTPUT_FORMATS } from '../pipeline/formats.ts';
 import { URL_OPTIONS } from '../pipeline/registry.ts';
 
 /** The registry's delivery URL options for the page's script (a data block: not executed, so no CSP question). */
 const URL_OPTIONS_JSON = JSON.stringify(URL_OPTIONS).replace(/</g, '\\u003c');
+
+/** The output formats (formats.ts) as the format choice's options and the `formats` checkboxes (auto's checked). */
+const FORMAT_OPTIONS = OUTPUT_FORMATS.map((f) => `<option value="${f}">${f}</option>`).join(
+  '\n              ',
+);
+const FORMAT_BOXES = OUTPUT_FORMATS.map(
+  (f) =>
+    `<label><input type="checkbox" value="${f}"${AUTO_FORMAT_CANDIDATES.includes(f) ? ' checked' : ''} /> ${f}</label>`,
+).join('\n            ');
 
 export const PLAYGROUND_PAGE = `<!doctype html>
 <html lang="en">
@@ -172,19 +182,13 @@ export const PLAYGROUND_PAGE = `<!doctype html>
             format
             <select id="format" data-path="format">
               <option value="" selected>same as input</option>
-              <option value="jpeg">jpeg</option>
-              <option value="png">png</option>
-              <option value="webp">webp</option>
-              <option value="avif">avif</option>
+              ${FORMAT_OPTIONS}
               <option value="auto">auto (the smallest)</option>
             </select>
           </label>
           <span id="formats" data-path="formats" hidden
             >of
-            <label><input type="checkbox" value="jpeg" checked /> jpeg</label>
-            <label><input type="checkbox" value="png" /> png</label>
-            <label><input type="checkbox" value="webp" checked /> webp</label>
-            <label><input type="checkbox" value="avif" checked /> avif</label>
+            ${FORMAT_BOXES}
           </span>
           <label>
             quality

@@ -3,17 +3,15 @@ import { z } from 'zod';
 import { invalidOperations } from './errors.ts';
 import { OPERATION_ENTRIES, operationsObject, PIPELINE_ORDER, type Operations } from './registry.ts';
 
+export { AUTO_FORMAT_CANDIDATES, OUTPUT_FORMATS, type OutputFormat } from './formats.ts';
 export {
-  AUTO_FORMAT_CANDIDATES,
   DEFAULT_QUALITY,
   FIT_MODES,
   MAX_BYTES_INPUT,
-  OUTPUT_FORMATS,
   POSITION_STRATEGIES,
   type FitMode,
   type FocalPoint,
   type Operations,
-  type OutputFormat,
   type ResizePosition,
 } from './registry.ts';
 

@@ -10,7 +10,19 @@ import {
   unterminatedTiffText,
 } from './errors.ts';
 import { HeifStructureError, readHeifStructure, type HeifStructure } from './heif-structure.ts';
-import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
+import {
+  decodedAsSniffed,
+  defaultOutputFormat,
+  formatRow,
+  FRAMES_OUTPUT,
+  keepsAlpha,
+  outputRule,
+  isDecoded,
+  refusal,
+  sniffImageFormat,
+  type DecodedFormat,
+  type InputFormat,
+} from './formats.ts';
 import type { Operations, OutputFormat } from './operations.ts';
 import { decoderInput, readInputStructure, tiffUnterminatedTextTag } from './input-header.ts';
 import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
@@ -19,7 +31,7 @@ import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './regist
 export type InSlot = <T>(work: () => Promise<T>) => Promise<T>;
 
 export interface ImageFacts {
-  format: InputFormat;
+  format: DecodedFormat;
   /** Upright size (after the EXIF orientation; a HEIC's transforms), as the pipeline sees it. */
   width: number;
   height: number;
@@ -46,7 +58,7 @@ export interface OutputFacts {
 
 /** True when an input of this format with this many frames is written with all of them. */
 export function keepsFrames(input: InputFormat, frames: number, output: OutputFormat): boolean {
-  return frames > 1 && (input === 'gif' || input === 'webp') && output === 'webp';
+  return frames > 1 && formatRow(input).animates && outputRule(output).frames;
 }
 
 /** What a job writes for an input, decided before any pixel: its format(s) and whether every frame is kept. */
@@ -76,10 +88,10 @@ export function planOutput(
       ? keepingAlpha(autoFormatCandidates(ops), hasAlpha)
       : [ops.format ?? defaultOutputFormat(input)];
   const animated =
-    formats.includes('webp') &&
-    keepsFrames(input, frames, 'webp') &&
+    formats.includes(FRAMES_OUTPUT) &&
+    keepsFrames(input, frames, FRAMES_OUTPUT) &&
     (!auto || framesProblem(ops) === undefined);
-  return animated ? { formats: ['webp'], animated } : { formats, animated };
+  return animated ? { formats: [FRAMES_OUTPUT], animated } : { formats, animated };
 }
 
 /**
@@ -88,7 +100,7 @@ export function planOutput(
  */
 function keepingAlpha(candidates: readonly OutputFormat[], hasAlpha: boolean): readonly OutputFormat[] {
   if (!hasAlpha) return candidates;
-  const keeping = candidates.filter((f) => f !== 'jpeg');
+  const keeping = candidates.filter((f) => keepsAlpha({ hasAlpha }, f));
   return keeping.length > 0 ? keeping : candidates;
 }
 
@@ -266,6 +278,7 @@ export function iccDescription(profile: Buffer): string | undefined {
 export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InSlot): Promise<ImageFacts> {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
+  if (!isDecoded(format)) throw unprocessableImage(refusal(format));
   if (format === 'heic') return heicFacts(input, limits);
   checkTiffText(input, format);
   const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;

@@ -18,7 +18,14 @@ import {
   readJpegFrame,
   type InputStructure,
 } from './input-header.ts';
-import { ACCEPTED_LOADERS, decodedAsSniffed, sniffImageFormat, type InputFormat } from './formats.ts';
+import {
+  ACCEPTED_LOADERS,
+  decodedAsSniffed,
+  isDecoded,
+  refusal,
+  sniffImageFormat,
+  type InputFormat,
+} from './formats.ts';
 import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
 import {
   checkDecodeLimits,
@@ -82,7 +89,7 @@ export interface ProcessedImage {
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
 sharp.block({ operation: ['VipsForeignLoad'] });
-sharp.unblock({ operation: ACCEPTED_LOADERS });
+sharp.unblock({ operation: [...ACCEPTED_LOADERS] });
 
 /**
  * Maps a sharp/libvips failure to the API's error: pixel limit 413, deadline 422, anything else 422 (naming `format`,
@@ -123,6 +130,7 @@ export function inspectInput(
 ): InputStructure | undefined {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
+  if (!isDecoded(format)) throw unprocessableImage(refusal(format));
   if (format === 'heic') return heicInputStructure(input, limits);
   if (format === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));

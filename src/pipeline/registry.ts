@@ -11,8 +11,14 @@ import { overlaySchema, type PreparedOverlay } from './overlay.ts';
 import { invalidOperations } from './errors.ts';
 import { containPlacement, focalCropWindow, type FocalPoint } from './position.ts';
 import {
-  avifOptions,
+  AUTO_FORMAT_CANDIDATES,
   keepsAlpha,
+  OUTPUT_FORMATS,
+  outputRule,
+  type FrameTiming,
+  type OutputFormat,
+} from './formats.ts';
+import {
   normalAngle,
   orientRegion,
   parseColour,
@@ -25,8 +31,6 @@ import {
   type SourceInfo,
 } from './steps.ts';
 
-export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const FIT_MODES = ['inside', 'outside', 'cover', 'contain', 'fill'] as const;
 export type FitMode = (typeof FIT_MODES)[number];
 
@@ -37,8 +41,6 @@ export const POSITION_STRATEGIES = ['center', 'attention', 'entropy'] as const;
 export type { FocalPoint };
 export type ResizePosition = (typeof POSITION_STRATEGIES)[number] | FocalPoint;
 
-/** `format: "auto"` tries these unless a top-level `formats` list narrows them (PNG only when named there). */
-export const AUTO_FORMAT_CANDIDATES: readonly OutputFormat[] = ['jpeg', 'webp', 'avif'];
 const FORMAT_CHOICES = [...OUTPUT_FORMATS, 'auto'] as const;
 /** `max_bytes: "input"`: the cap is the input's own size (never bigger than what was sent). */
 export const MAX_BYTES_INPUT = 'input';
@@ -194,9 +196,6 @@ function positionProblem(fit: FitMode | undefined, position: ResizePosition | un
 export function autoFormatCandidates(ops: Operations): readonly OutputFormat[] {
   return ops.formats ?? AUTO_FORMAT_CANDIDATES;
 }
-
-/** Output formats written in-process: one encode each, stopped by libvips' timeout (AVIF's encoder ignores it). */
-const IN_PROCESS_OUTPUTS: ReadonlySet<unknown> = new Set(['jpeg', 'png', 'webp']);
 
 const ANIMATION_FRAMES_DIFFER =
   'trim cannot apply to the frames of an animation (each frame may have other borders); crop a region instead';
@@ -482,12 +481,6 @@ export interface StepContext {
   frameTiming?: FrameTiming;
 }
 
-/** An animation's frame delays (milliseconds) and loop count (0: forever), as sharp reads and writes them. */
-export interface FrameTiming {
-  delay?: number[];
-  loop?: number;
-}
-
 export type Step = (ctx: StepContext) => void;
 
 /** What pad, rotate and contain fill with: background, else transparent where the output keeps alpha, else white. */
@@ -691,19 +684,14 @@ async function firstFrameFocus(
 /** Encodes at ctx's format and quality (chosen by process.ts or, per candidate, by the output search). */
 const encodeStep: Step = (ctx) => {
   const { image, format, quality } = ctx;
-  // JPEG has no alpha: it is flattened onto background (pad or rotate may have added alpha with a transparent one).
-  if (format === 'jpeg' && (ctx.source.hasAlpha || ctx.ops.background !== undefined)) {
+  const rule = outputRule(format);
+  // A format without alpha is flattened onto background (pad or rotate may have added alpha with a transparent one).
+  if (!rule.alpha && (ctx.source.hasAlpha || ctx.ops.background !== undefined)) {
     image.flatten({ background: ctx.ops.background === undefined ? WHITE : parseColour(ctx.ops.background) });
   }
-  if (format === 'jpeg')
-    image.jpeg(
-      ctx.jpegQuantTable === undefined ? { quality } : { quality, quantisationTable: ctx.jpegQuantTable },
-    );
-  else if (format === 'webp') image.webp({ quality, ...ctx.frameTiming });
-  else if (format === 'avif') image.avif(avifOptions(quality, ctx.avifEffort));
-  else image.png();
+  rule.encode(image, ctx);
   ctx.applied.push(`format=${format}`);
-  if (format !== 'png') ctx.applied.push(`quality=${quality}`);
+  if (rule.lossy) ctx.applied.push(`quality=${quality}`);
 };
 
 /** After every other pixel operation and before the encode: the account's overlay, placed (overlay.ts). */
@@ -885,7 +873,7 @@ export const OPERATIONS = {
     tokens: ['format', 'quality'],
     phase: 'encode',
     stepName: 'format+quality',
-    inProcess: ({ format }) => IN_PROCESS_OUTPUTS.has(format),
+    inProcess: ({ format }) => format !== undefined && format !== 'auto' && outputRule(format).inProcess,
     searches: (ops) => ops.format === 'auto',
     apply: encodeStep,
   },

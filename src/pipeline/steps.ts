@@ -1,7 +1,5 @@
-// The pure parts of the operations' steps (registry.ts holds the steps): resize geometry that never enlarges, the
-// AVIF encoder's settings, and what an image keeps of its alpha.
-import type { AvifOptions } from 'sharp';
-
+// The pure parts of the operations' steps (registry.ts holds the steps): resize geometry that never enlarges,
+// colours, regions and angles.
 export interface SourceInfo {
   /** Upright dimensions, after auto-orientation. */
   width: number;
@@ -87,11 +85,6 @@ export function orientRegion(
   return r;
 }
 
-/** Whether an output keeps the source's alpha channel: every format but JPEG does. */
-export function keepsAlpha(source: SourceInfo, format: string): boolean {
-  return source.hasAlpha && format !== 'jpeg';
-}
-
 export type Fit = 'cover' | 'contain' | 'fill' | 'inside' | 'outside';
 
 /** What sharp is asked for: an exact output size, and whether to crop (cover), pad (contain) or scale (fill). */
@@ -129,13 +122,4 @@ export function resizeTarget(
   if (fit === 'fill') return { width: Math.min(w, source.width), height: Math.min(h, source.height), fit };
   const k = Math.min(1, source.width / w, source.height / h);
   return { width: scaled(w, k), height: scaled(h, k), fit };
-}
-
-/**
- * The AVIF encoder's settings. Chroma 4:2:0: at an equal SSIMULACRA 2, effort 3 with 4:2:0 writes 14 % fewer bytes
- * than effort 2 with sharp's 4:4:4 for 1.0–1.1× its encode CPU, where 4:4:4 at effort 3 costs 1.2–1.3× (BENCHMARKS.md
- * at 3059197, "Encoder settings").
- */
-export function avifOptions(quality: number, effort: number): AvifOptions {
-  return { quality, effort, chromaSubsampling: '4:2:0' };
 }

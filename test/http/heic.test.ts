@@ -73,7 +73,7 @@ test('HEIC by delivery URL: a width and a format, and f:auto without AVIF or Web
   const { accountId, secret } = (
     await app.app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: app.auth })
   ).json() as { accountId: string; secret: string };
-  const get = (path: string, options: Record<string, unknown>, accept = 'image/*') =>
+  const get = (path: string, options: Record<string, string | number>, accept = 'image/*') =>
     app.app.inject({ url: deliveryPath(accountId, secret, origin.url(path), options), headers: { accept } });
 
   const photo = await get('/photo.heic', { w: 50, f: 'webp' });

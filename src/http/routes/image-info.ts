@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { checkInfoRate } from '../../accounts/rate-limit.ts';
 import type { AppContext } from '../../context.ts';
-import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
+import { DECODED_FORMATS, OUTPUT_FORMATS } from '../../pipeline/formats.ts';
 import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/probe.ts';
 import { inJobSlot } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
@@ -14,10 +14,8 @@ import { acceptRawImageBodies } from '../raw-image-body.ts';
 import { documentationOnly, imageBodies } from './image.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
-const INPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff', 'heic'] as const;
-
 const infoResponseSchema = z.object({
-  format: z.enum(INPUT_FORMATS).describe('The input format, from its bytes.'),
+  format: z.enum(DECODED_FORMATS).describe('The input format, from its bytes.'),
   width: z.number().int().describe('Upright width (after the EXIF orientation), one frame.'),
   height: z.number().int().describe('Upright height (after the EXIF orientation), one frame.'),
   orientation: z.number().int().describe('EXIF orientation 1–8 (1 when absent).'),

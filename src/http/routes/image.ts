@@ -7,7 +7,7 @@ import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
 import type { AppContext } from '../../context.ts';
 import type { ErrorCode } from '../../errors.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
-import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
+import { FORMATS, OUTPUT_FORMATS, type OutputFormat } from '../../pipeline/formats.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageRequest } from '../image-request.ts';
@@ -149,8 +149,8 @@ export const IMAGE_ERRORS: readonly ErrorCode[] = [...IMAGE_STATUS_TABLE, 'store
 /** The route's schema; `operations` is the server's operations schema (with its MAX_RESIZE_DIMENSION). */
 export function imageSchema(operations: AppContext['operations']) {
   // `format: binary` makes Swagger UI show the bytes as a downloadable image, not as text.
-  const image = (f: string) => ({
-    schema: z.string().meta({ format: 'binary', contentMediaType: `image/${f}` }),
+  const image = (f: OutputFormat) => ({
+    schema: z.string().meta({ format: 'binary', contentMediaType: FORMATS[f].mime }),
   });
   return {
     operationId: 'processImage',
@@ -171,7 +171,7 @@ export function imageSchema(operations: AppContext['operations']) {
       ...success(
         200,
         'The processed image bytes.',
-        Object.fromEntries(OUTPUT_FORMATS.map((f) => [`image/${f}`, image(f)])),
+        Object.fromEntries(OUTPUT_FORMATS.map((f) => [FORMATS[f].mime, image(f)])),
         IMAGE_HEADERS,
       ),
       ...errorAnswers(IMAGE_ERRORS, { auth: true }),
