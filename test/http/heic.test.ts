@@ -13,6 +13,12 @@ import { assertImage } from '../helpers/images.ts';
 import { imageForm } from '../helpers/multipart.ts';
 import { postUrl, sendImage, startOrigin } from '../helpers/origin-server.ts';
 
+/**
+ * A generous deadline: a child's first HEIC starts the child and compiles the WebAssembly, which on a loaded machine
+ * outlasts the default 15 s (the deadline's own rule is tested in test/pipeline/heic.test.ts).
+ */
+const SLOW_MACHINE = { PROCESS_TIMEOUT_MS: '120000' };
+
 const upload = (t: TestApp, name: string, operations: unknown = {}) => {
   const form = imageForm(corpus(name), operations, name);
   return t.app.inject({
@@ -34,7 +40,7 @@ function errorCode(res: LightMyRequestResponse): string {
 }
 
 test('HEIC by upload: the primary image, turned by its irot, in the format asked; one unit', async (t) => {
-  const app = await buildTestApp(t);
+  const app = await buildTestApp(t, SLOW_MACHINE);
   const res = await upload(app, 'heic-irot270-exif6.heic', { resize: { w: 50 }, format: 'webp' });
   assert.equal(res.statusCode, 200, res.body);
   await assertImage(res.rawPayload, 'webp', 50, 80);
@@ -43,14 +49,14 @@ test('HEIC by upload: the primary image, turned by its irot, in the format asked
 });
 
 test('HEIC with format absent is written as PNG (it is not an output format)', async (t) => {
-  const app = await buildTestApp(t);
+  const app = await buildTestApp(t, SLOW_MACHINE);
   const res = await upload(app, 'heic-grid-2x2.heic');
   assert.equal(res.statusCode, 200, res.body);
   await assertImage(res.rawPayload, 'png', 120, 120);
 });
 
 test('HEIC by url: fetched, then decoded like an upload', async (t) => {
-  const app = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const app = await buildTestApp(t, { ...SLOW_MACHINE, FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
   const origin = await startOrigin(t, (_req, res) =>
     sendImage(res, corpus('heic-exif-orient6-p3.heic'), 'image/heic'),
   );
@@ -62,7 +68,7 @@ test('HEIC by url: fetched, then decoded like an upload', async (t) => {
 });
 
 test('HEIC by delivery URL: a width and a format, and f:auto without AVIF or WebP (JPEG, or PNG for alpha)', async (t) => {
-  const app = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.1/32' });
+  const app = await buildTestApp(t, { ...SLOW_MACHINE, FETCH_ALLOW_CIDRS: '127.0.0.1/32' });
   const origin = await startOrigin(t, (req, res) =>
     sendImage(
       res,
@@ -88,7 +94,7 @@ test('HEIC by delivery URL: a width and a format, and f:auto without AVIF or Web
 });
 
 test('info: a HEIC is described from its boxes: format heic, upright size, transform orientation, profile, images', async (t) => {
-  const app = await buildTestApp(t);
+  const app = await buildTestApp(t, SLOW_MACHINE);
   const info = async (name: string, operations?: unknown) => {
     const query =
       operations === undefined ? '' : `?operations=${encodeURIComponent(JSON.stringify(operations))}`;
@@ -121,7 +127,7 @@ test('info: a HEIC is described from its boxes: format heic, upright size, trans
 });
 
 test('hostile HEICs: a huge declared size 413, thousands of tiles and a cut file 422; no unit counted, no slot left', async (t) => {
-  const app = await buildTestApp(t);
+  const app = await buildTestApp(t, SLOW_MACHINE);
   const expected: [string, number, string][] = [
     ['heic-bomb-ispe-20000x20000.heic', 413, 'image_too_large'],
     ['heic-grid-4096-tiles.heic', 422, 'unprocessable_image'],
@@ -137,7 +143,7 @@ test('hostile HEICs: a huge declared size 413, thousands of tiles and a cut file
 });
 
 test('HEVC data the decoder rejects in the child: 422 and the unit refunded', async (t) => {
-  const app = await buildTestApp(t);
+  const app = await buildTestApp(t, SLOW_MACHINE);
   const bytes = Buffer.from(corpus('heic-exif-orient6-p3.heic'));
   const hvcC = bytes.indexOf('hvcC', 0, 'latin1');
   bytes.fill(0xff, hvcC + 4, hvcC + 40);
