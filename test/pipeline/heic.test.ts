@@ -140,6 +140,12 @@ test('unprocessable_image: a truncated HEIC is refused from its boxes, naming HE
   assert.match(err.message, /HEIC could not be decoded: the file is truncated/);
 });
 
+test('a HEIC declaring less than its HEVC picture holds is refused by libheif in the child (422), not decoded larger', async () => {
+  const err = await rejection(inChild('heic-ispe-16x16-coded-128x128.heic'));
+  assert.deepEqual([err.status, err.code], [422, 'unprocessable_image']);
+  assert.match(err.message, /HEIC could not be decoded/);
+});
+
 test('MAX_ANIMATION_FRAMES counts the images of a burst (413 before decoding)', async () => {
   const err = await rejection(
     processImage(corpus('heic-burst-3.heic'), {}, { ...limits, maxAnimationFrames: 2 }),
