@@ -167,8 +167,9 @@ class Reader {
   }
   /** A null-terminated string (the end of the box ends an unterminated one). */
   string() {
-    const nul = this.buf.indexOf(0, this.at);
-    const stop = nul < 0 || nul >= this.end ? this.end : nul;
+    // Searched inside the box only: a search to the file's end for every string would make the walk quadratic.
+    const nul = this.buf.subarray(this.at, this.end).indexOf(0);
+    const stop = nul < 0 ? this.end : this.at + nul;
     const v = this.buf.toString('utf8', this.at, stop);
     this.at = Math.min(this.end, stop + 1);
     return v;
@@ -180,9 +181,13 @@ class Reader {
   }
 }
 
+/** Most compatible brands read: files name a handful; an `ftyp` the size of the file is not read as thousands. */
+const MAX_BRANDS = 64;
+
 function readBrands(buf: Buffer, ftyp: Box): string[] {
   const brands = [buf.toString('latin1', ftyp.start, ftyp.start + 4)];
-  for (let at = ftyp.start + 8; at + 4 <= ftyp.end; at += 4) brands.push(buf.toString('latin1', at, at + 4));
+  const end = Math.min(ftyp.end, ftyp.start + 8 + 4 * MAX_BRANDS);
+  for (let at = ftyp.start + 8; at + 4 <= end; at += 4) brands.push(buf.toString('latin1', at, at + 4));
   return brands;
 }
 
@@ -250,7 +255,9 @@ function readReferences(buf: Buffer, iref: Box | undefined): References {
     const from = id();
     const to: number[] = [];
     for (let n = e.u16(); n > 0; n--) to.push(id());
-    refs.set(box.type, [...(refs.get(box.type) ?? []), { from, to }]);
+    const ofType = refs.get(box.type);
+    if (ofType) ofType.push({ from, to });
+    else refs.set(box.type, [{ from, to }]);
   }
   return refs;
 }
@@ -273,11 +280,16 @@ function readAssociations(buf: Buffer, iprp: Box, items: Map<number, Item>): Box
   return properties;
 }
 
-/** The bytes of an item (its extents joined), each extent checked to lie in the file or in `idat`. */
+/**
+ * The bytes of an item (its extents joined), each extent checked to lie in the file or in `idat`, and together no
+ * more than the file: extents naming the same bytes again and again would make a copy of any size.
+ */
 function itemData(buf: Buffer, item: Item, idat: Box | undefined): Buffer {
-  return Buffer.concat(
-    itemExtents(buf, item, idat).map(({ offset, length }) => buf.subarray(offset, offset + length)),
-  );
+  const extents = itemExtents(buf, item, idat);
+  if (extents.reduce((sum, { length }) => sum + length, 0) > buf.length) {
+    throw new HeifStructureError(`the data of item ${item.id} adds up to more than the file`);
+  }
+  return Buffer.concat(extents.map(({ offset, length }) => buf.subarray(offset, offset + length)));
 }
 
 function itemExtents(buf: Buffer, item: Item, idat: Box | undefined): Extent[] {
