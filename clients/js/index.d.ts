@@ -175,7 +175,7 @@ export interface ProcessImageInput {
 }
 
 export interface ImageInfo {
-  format: 'jpeg' | 'png' | 'webp' | 'avif' | 'gif' | 'tiff';
+  format: 'jpeg' | 'png' | 'webp' | 'avif' | 'gif' | 'tiff' | 'heic';
   /** Upright size of one frame. */
   width: number;
   height: number;

@@ -2,6 +2,7 @@
 // keeps an animation's frames).
 import sharp from 'sharp';
 import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat } from '../pipeline/formats.ts';
+import { readHeifStructure } from '../pipeline/heif-structure.ts';
 import { decoderInput } from '../pipeline/input-header.ts';
 import type { Operations, OutputFormat } from '../pipeline/operations.ts';
 import { planOutput } from '../pipeline/probe.ts';
@@ -29,10 +30,10 @@ export async function autoOutputFormat(
   }
   if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
-  const meta = await sharp(
-    decoderInput(input, sniffImageFormat(input)),
-    sharpInputOptions(limits.maxInputPixels),
-  )
+  const format = sniffImageFormat(input);
+  // A HEIC's alpha is known from its boxes (libvips never reads a HEIC in this process).
+  if (format === 'heic') return legacyOutput(readHeifStructure(input).hasAlpha);
+  const meta = await sharp(decoderInput(input, format), sharpInputOptions(limits.maxInputPixels))
     .metadata()
     .catch(() => undefined);
   return legacyOutput(meta?.hasAlpha === true);

@@ -5,7 +5,7 @@ import { DECODED_FORMATS, FORMATS, type InputFormat } from './formats.ts';
 /** Seconds a client is told to wait after busy. */
 export const BUSY_RETRY_AFTER_SECONDS = 2;
 
-/** The decoded formats as a sentence's list: "JPEG, PNG, WebP, AVIF, GIF or TIFF", `but` left out. */
+/** The decoded formats as a sentence's list: "JPEG, PNG, WebP, AVIF, GIF, TIFF or HEIC", `but` left out. */
 function acceptedFormats(but?: string): string {
   const names = DECODED_FORMATS.flatMap((format) => (format === but ? [] : [FORMATS[format].title]));
   return `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
@@ -13,7 +13,7 @@ function acceptedFormats(but?: string): string {
 
 const ACCEPTED = acceptedFormats();
 
-/** 422 unprocessable_image: `problem` says why (not an image, corrupt, HEIC, no pixels). */
+/** 422 unprocessable_image: `problem` says why (not an image, corrupt, no pixels). */
 export function unprocessableImage(problem: string, cause?: unknown): ApiError {
   return apiError(
     'unprocessable_image',

@@ -4,6 +4,7 @@
 // plus its encoder (CONTRIBUTING.md, "Adding a format").
 import type { AvifOptions, Sharp } from 'sharp';
 import { JPEG_WEBP_SAMPLE, SAMPLE, type QualityModel, type SampleShape } from './auto-quality.ts';
+import { HEIF_BRANDS, heifBrands, readHeifStructure } from './heif-structure.ts';
 
 /** An animation's frame delays (milliseconds) and loop count (0: forever), as sharp reads and writes them. */
 export interface FrameTiming {
@@ -124,22 +125,32 @@ export function avifOptions(quality: number, effort: number): AvifOptions {
   return { quality, effort, chromaSubsampling: '4:2:0' };
 }
 
-/** Also said of a HEIF file that names AVIF's brands but holds HEVC pictures (its header says so). */
-export const HEIC_NOT_DECODABLE = 'HEIC images (HEVC-coded) cannot be decoded by this server';
-
 const HEIC_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis']);
-const AVIF_OR_HEIF_BRANDS = new Set(['avif', 'avis', 'mif1', 'msf1', 'miaf']);
 
-/** The brands of an ISO base media file's `ftyp` box (major, then compatible), or none without one. */
-function ftypBrands(buf: Buffer): string[] {
-  if (buf.length < 12 || buf.toString('latin1', 4, 8) !== 'ftyp') return [];
-  const boxEnd = Math.min(buf.readUInt32BE(0), buf.length, 64);
-  const brands = [buf.toString('latin1', 8, 12)];
-  for (let i = 16; i + 4 <= boxEnd; i += 4) brands.push(buf.toString('latin1', i, i + 4));
-  return brands;
+/** Each buffer's HEIF kind, read once for the AVIF and HEIC rows' magic (a buffer is one input, never rewritten). */
+const heifKinds = new WeakMap<Buffer, 'heic' | 'avif' | undefined>();
+
+/**
+ * HEIC or AVIF for a file naming a HEIF brand, else undefined: the primary image's coding decides (a `mif1` file may
+ * hold either), its brands only when its boxes cannot be read (the pipeline then says what is wrong).
+ */
+function heifKind(buf: Buffer): 'heic' | 'avif' | undefined {
+  if (heifKinds.has(buf)) return heifKinds.get(buf);
+  const brands = heifBrands(buf);
+  let kind: 'heic' | 'avif' | undefined;
+  if (brands?.some((b) => HEIF_BRANDS.has(b))) {
+    try {
+      const { codec } = readHeifStructure(buf);
+      if (codec === 'hevc') kind = 'heic';
+      else if (codec === 'av1') kind = 'avif';
+    } catch {
+      // unreadable: named by its brands
+    }
+    kind ??= brands.some((b) => HEIC_BRANDS.has(b)) ? 'heic' : 'avif';
+  }
+  heifKinds.set(buf, kind);
+  return kind;
 }
-
-const isHeic = (buf: Buffer) => ftypBrands(buf).some((b) => HEIC_BRANDS.has(b));
 
 /**
  * The formats, outputs first. Only these reach a decoder (SVG, PDF, HTML, RAW… never do), and the answer's
@@ -236,8 +247,7 @@ export const FORMATS = {
   avif: {
     mime: 'image/avif',
     title: 'AVIF',
-    // HEIC shares the MIAF brands: a file naming an HEVC brand is HEIC.
-    magic: (b) => !isHeic(b) && ftypBrands(b).some((brand) => AVIF_OR_HEIF_BRANDS.has(brand)),
+    magic: (b) => heifKind(b) === 'avif',
     decoder: { by: 'libvips', loader: 'VipsForeignLoadHeif', reportedAs: 'heif' },
     animates: false,
     output: {
@@ -284,8 +294,9 @@ export const FORMATS = {
   heic: {
     mime: 'image/heic',
     title: 'HEIC',
-    magic: isHeic,
-    decoder: { by: 'none', refused: HEIC_NOT_DECODABLE },
+    magic: (b) => heifKind(b) === 'heic',
+    // libheif in WebAssembly (heif-decode.ts), in the children only; libvips then reads a PNG of its pixels.
+    decoder: { by: 'children', reportedAs: 'png' },
     animates: false,
   },
 } satisfies Record<string, FormatRow>;
@@ -374,9 +385,10 @@ export function isDecoded(format: InputFormat): format is DecodedFormat {
   return formatRow(format).decoder.by !== 'none';
 }
 
-/** Why an input no decoder reads is refused before any decoder runs (422). */
+/** Why an input no decoder reads is refused before any decoder runs (422). No row is refused so today. */
 export function refusal(format: Exclude<InputFormat, DecodedFormat>): string {
-  return FORMATS[format].decoder.refused;
+  const { decoder }: FormatRow = FORMATS[format];
+  return decoder.by === 'none' ? decoder.refused : '';
 }
 
 /** True when the decoder that read the bytes is the one their magic bytes announced. */

@@ -5,15 +5,16 @@ import {
   NOT_AN_ACCEPTED_IMAGE,
   tooManyFrames,
   tooManyPixels,
+  undecodableImage,
   unprocessableImage,
   unterminatedTiffText,
 } from './errors.ts';
+import { HeifStructureError, readHeifStructure, type HeifStructure } from './heif-structure.ts';
 import {
   decodedAsSniffed,
   defaultOutputFormat,
   formatRow,
   FRAMES_OUTPUT,
-  HEIC_NOT_DECODABLE,
   keepsAlpha,
   outputRule,
   isDecoded,
@@ -31,10 +32,10 @@ export type InSlot = <T>(work: () => Promise<T>) => Promise<T>;
 
 export interface ImageFacts {
   format: DecodedFormat;
-  /** Upright size (after the EXIF orientation), as the pipeline sees it. */
+  /** Upright size (after the EXIF orientation; a HEIC's transforms), as the pipeline sees it. */
   width: number;
   height: number;
-  /** EXIF orientation 1–8 (1 when absent). */
+  /** EXIF orientation 1–8 (1 when absent); a HEIC's is that of its transforms (irot, imir), not its EXIF's. */
   orientation: number;
   hasAlpha: boolean;
   /** Frames (pages) in the file: more than 1 for an animated GIF or WebP. */
@@ -152,6 +153,70 @@ export function checkTiffText(input: Buffer, format: InputFormat): void {
 }
 
 /**
+ * Most tiles of a HEIC's grid. Cameras write a few hundred at most (an iPhone's 48 MP photo: 192 tiles of 512×512);
+ * each tile is a decode of its own, and a grid may name one small tile thousands of times.
+ */
+export const MAX_HEIC_TILES = 1024;
+
+/**
+ * A HEIC's item structure, read from its boxes before any decoder runs, refused where it must not be decoded:
+ * unreadable or truncated, a primary image not coded in HEVC, or a grid of more than MAX_HEIC_TILES tiles (422);
+ * more images than MAX_ANIMATION_FRAMES (413, as a TIFF's pages). Its pixels are checked by checkHeicPixels.
+ */
+export function heicStructure(input: Buffer, limits: FrameLimits): HeifStructure {
+  let structure: HeifStructure;
+  try {
+    structure = readHeifStructure(input);
+  } catch (err) {
+    if (err instanceof HeifStructureError) throw undecodableImage('heic', err.message, err);
+    throw err;
+  }
+  if (structure.codec !== 'hevc') {
+    throw undecodableImage('heic', `its primary image is a ${structure.primaryType} item, not HEVC-coded`);
+  }
+  if (structure.tiles > MAX_HEIC_TILES) {
+    throw undecodableImage(
+      'heic',
+      `its grid has ${structure.tiles} tiles, more than the ${MAX_HEIC_TILES} this server decodes (cameras write a few hundred at most)`,
+    );
+  }
+  if (structure.width < 1 || structure.height < 1) throw unprocessableImage('The image has no pixels');
+  checkFrameCount(structure.images, limits);
+  return structure;
+}
+
+/**
+ * MAX_INPUT_PIXELS for a HEIC, from its boxes: what the decoder makes, the image or, for a grid, its tiles together
+ * (they may reach past the image's edges), whichever is more (413).
+ */
+export function checkHeicPixels(structure: HeifStructure, limits: FrameLimits): void {
+  const pixels = Math.max(structure.width * structure.height, structure.codedPixels);
+  if (pixels > limits.maxInputPixels) throw tooManyPixels(undefined, limits.maxInputPixels);
+}
+
+/** A HEIC's facts from its boxes alone: libvips never reads a HEIC in the server's process. */
+function heicFacts(input: Buffer, limits: FrameLimits): ImageFacts {
+  const structure = heicStructure(input, limits);
+  const transposed = structure.orientation >= 5;
+  return {
+    format: 'heic',
+    width: transposed ? structure.height : structure.width,
+    height: transposed ? structure.width : structure.height,
+    orientation: structure.orientation,
+    hasAlpha: structure.hasAlpha,
+    frames: structure.images,
+    iccProfile: structure.icc ? (iccDescription(structure.icc) ?? null) : null,
+    bytes: input.length,
+    metadata: {
+      exif: structure.exif !== undefined,
+      xmp: structure.xmp !== undefined,
+      iptc: false,
+      icc: structure.icc !== undefined,
+    },
+  };
+}
+
+/**
  * MAX_ANIMATION_FRAMES for a file's frames, counted from its structure before any libvips call (libwebp's demuxer
  * takes time quadratic in the frames to read the header at all): more is 413 image_too_large whatever is written.
  */
@@ -214,6 +279,7 @@ export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InS
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (!isDecoded(format)) throw unprocessableImage(refusal(format));
+  if (format === 'heic') return heicFacts(input, limits);
   checkTiffText(input, format);
   const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
   checkFrameCount(readInputStructure(input, format, maxFrames)?.frames ?? 1, limits);
@@ -229,7 +295,8 @@ export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InS
   if (!decodedAsSniffed(format, meta.format)) {
     throw unprocessableImage(`The file starts like ${format} but is not a ${format} image`);
   }
-  if (meta.compression === 'hevc') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  // HEVC read by libvips' loader: sniffed as AVIF by its brands because its boxes could not be read here.
+  if (meta.compression === 'hevc') throw undecodableImage('heic', 'its item structure could not be read');
   const frames = Math.max(1, meta.pages ?? 1);
   // Read as one page, width and height are one frame's.
   const width = meta.width ?? 0;

@@ -9,6 +9,7 @@ import {
   undecodableImage,
   unprocessableImage,
 } from './errors.ts';
+import { decodeHeic } from './heif-decode.ts';
 import {
   decoderInput,
   hasTooManyJpegScans,
@@ -20,7 +21,6 @@ import {
 import {
   ACCEPTED_LOADERS,
   decodedAsSniffed,
-  HEIC_NOT_DECODABLE,
   isDecoded,
   refusal,
   sniffImageFormat,
@@ -31,9 +31,12 @@ import {
   checkDecodeLimits,
   checkFrameCount,
   checkFramesOperations,
+  checkHeicPixels,
   checkTiffText,
   DEFAULT_MAX_ANIMATION_FRAMES,
+  heicStructure,
   planOutput,
+  type FrameLimits,
 } from './probe.ts';
 import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
 import { restoreMergedFrames } from './webp-frames.ts';
@@ -132,9 +135,9 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
 
 /**
  * What a job's input is, from its bytes alone (one linear walk, no libvips call), refusing what must never reach a
- * decoder: not an accepted image or HEIC (422), a JPEG with too many scans (422), more frames than
- * MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS over the frames that would be decoded (413). Undefined
- * for an input whose structure is not walked (AVIF) or could not be read.
+ * decoder: not an accepted image (422), a JPEG with too many scans or a HEIC whose boxes refuse it (422), more
+ * frames than MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS over the frames that would be decoded (413).
+ * Undefined for an input whose structure is not walked (AVIF) or could not be read.
  */
 export function inspectInput(
   input: Buffer,
@@ -144,6 +147,7 @@ export function inspectInput(
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (!isDecoded(format)) throw unprocessableImage(refusal(format));
+  if (format === 'heic') return heicInputStructure(input, limits);
   if (format === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
@@ -158,6 +162,25 @@ export function inspectInput(
   const { animated } = planOutput(format, structure.frames, ops);
   checkDecodeLimits(structure, animated ? structure.frames : 1, limits);
   return structure;
+}
+
+/** A HEIC's structure, as inspectInput answers it: one frame (the primary image) of its stored size. */
+function heicInputStructure(input: Buffer, limits: FrameLimits): InputStructure {
+  const structure = heicStructure(input, limits);
+  checkHeicPixels(structure, limits);
+  const { width, height } = structure;
+  return { format: 'heic', width, height, frames: 1, progressive: false, scans: 0, readable: true };
+}
+
+/**
+ * The bytes every libvips call of a job reads (input-header.ts' decoderInput), and a HEIC's pixels decoded here, in
+ * the isolated child (heif-decode.ts refuses anywhere else), as a PNG with its profile and metadata.
+ */
+function libvipsInput(input: Buffer, format: InputFormat, limits: FrameLimits): Buffer {
+  if (format !== 'heic') return decoderInput(input, format);
+  const structure = heicStructure(input, limits);
+  checkHeicPixels(structure, limits);
+  return decodeHeic(input, structure);
 }
 
 /**
@@ -287,7 +310,7 @@ async function runPipeline(
 ): Promise<ProcessedImage> {
   if (!inspected) inspectInput(input, requested, limits);
   const inputFormat = sniffImageFormat(input)!;
-  const pixels = decoderInput(input, inputFormat);
+  const pixels = libvipsInput(input, inputFormat, limits);
 
   const firstFrame = sharp(pixels, sharpInputOptions(limits.maxInputPixels));
   const search = needsOutputSearch(requested);
@@ -299,7 +322,8 @@ async function runPipeline(
   if (!decodedAsSniffed(inputFormat, meta.format)) {
     throw unprocessableImage(`The file starts like ${inputFormat} but is not a ${inputFormat} image`);
   }
-  if (meta.compression === 'hevc') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  // HEVC read by libvips' loader: sniffed as AVIF by its brands because its boxes could not be read here.
+  if (meta.compression === 'hevc') throw undecodableImage('heic', 'its item structure could not be read');
   const width = meta.width ?? 0;
   const height = meta.height ?? 0;
   if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');

@@ -217,12 +217,6 @@ test('unprocessable_image: corrupt, truncated, unsupported and non-image inputs'
   }
 });
 
-test('unprocessable_image: HEIC says it cannot be decoded here', async () => {
-  const err = await rejection('IMG_5195.HEIC');
-  assert.equal(err.code, 'unprocessable_image');
-  assert.match(err.message, /HEIC/);
-});
-
 test('process_timeout: the deadline answers 422, and the work stops', async () => {
   let settled = false;
   const big = corpus('synthetic-limit-8000x5000.png');

@@ -9,11 +9,10 @@ import {
   decodedAsSniffed,
   defaultOutputFormat,
   FETCH_ACCEPT,
+  formatRow,
   FRAMES_OUTPUT,
-  isDecoded,
   OUTPUT_FORMATS,
   outputRule,
-  refusal,
   sniffImageFormat,
 } from '../../src/pipeline/formats.ts';
 import { corpus } from '../helpers/corpus.ts';
@@ -62,10 +61,11 @@ test('formats table: the fetch Accept and f:auto negotiation follow its preferen
   assert.equal(FRAMES_OUTPUT, 'webp');
 });
 
-test('formats table: an input no decoder reads is recognised only to be refused by name', () => {
-  assert.deepEqual(DECODED_FORMATS, ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff']);
-  assert.equal(isDecoded('heic'), false);
-  assert.match(refusal('heic'), /HEIC/);
+test('formats table: HEIC is an input only, decoded in the children (its decoder hands libvips a PNG)', () => {
+  assert.deepEqual(DECODED_FORMATS, ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff', 'heic']);
+  assert.deepEqual(formatRow('heic').decoder, { by: 'children', reportedAs: 'png' });
+  assert.equal(formatRow('heic').output, undefined);
+  assert.equal(formatRow('heic').inProcess, undefined);
 });
 
 test("clients/js: the types' output and input formats are the table's", () => {
