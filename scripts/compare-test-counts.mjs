@@ -13,7 +13,9 @@ const files = [...new Set([...Object.keys(first.counts), ...Object.keys(second.c
 const differing = files.filter((file) => first.counts[file]?.tests !== second.counts[file]?.tests);
 for (const file of differing) {
   const tests = (run) => run.counts[file]?.tests ?? 'not run';
-  process.stdout.write(`✖ ${file}: ${tests(first)} tests on ${first.name}, ${tests(second)} on ${second.name}\n`);
+  process.stdout.write(
+    `✖ ${file}: ${tests(first)} tests on ${first.name}, ${tests(second)} on ${second.name}\n`,
+  );
 }
 const total = (run) => Object.values(run.counts).reduce((sum, counts) => sum + counts.tests, 0);
 process.stdout.write(

@@ -37,8 +37,21 @@ const ALONE = new Map([
 /** What `--quick` runs: everything that needs no browser, no other program and no server process. */
 const QUICK_FOLDERS = ['test/unit', 'test/http', 'test/pipeline', 'test/store'];
 
-/** A file with no duration on record is placed as if it took this long (most files take a few seconds). */
-const UNKNOWN_DURATION_MS = 20_000;
+/**
+ * Where a file has no duration on record (a fresh clone, CI), its folder places it: browsers and server processes
+ * take longest, pure functions least. Rough figures; every run records the real ones.
+ */
+const UNRECORDED_MS = {
+  browser: 60_000,
+  net: 30_000,
+  interop: 30_000,
+  fuzz: 30_000,
+  clients: 20_000,
+  http: 15_000,
+  pipeline: 10_000,
+  store: 10_000,
+  unit: 5_000,
+};
 
 const DURATIONS_FILE = 'node_modules/.cache/imgpipe/test-durations.json';
 
@@ -118,6 +131,24 @@ function writeDurations(durations) {
 // Loaded while the first files run: it brings the TypeScript parser, a second or more of start-up on its own.
 const counting = import('./test-counts.mjs');
 
+/**
+ * CPU seconds of every test process and what it spawned, once they have ended (Linux: the runner's children's
+ * times), or undefined elsewhere: unlike the wall-clock time it hardly depends on what else the machine runs.
+ */
+function childrenCpuMs() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // cutime and cstime, fields 16 and 17 of proc(5), in clock ticks of 1/100 s.
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+function minutes(ms) {
+  const total = Math.round(ms / 1000);
+  return `${Math.floor(total / 60)}m${String(total % 60).padStart(2, '0')}s`;
+}
 const seconds = (ms) => `${(ms / 1000).toFixed(1)}s`;
 const plural = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
@@ -161,7 +192,7 @@ async function judge(run, resultsPath) {
   try {
     report = readResults(readFileSync(resultsPath, 'utf8'));
   } catch {
-    report = { registered: [], results: [], plan: undefined };
+    report = { registered: [], results: [], plan: undefined, cpuMs: undefined };
   }
   const counts = tally(report.results);
   const problems = [];
@@ -182,7 +213,15 @@ async function judge(run, resultsPath) {
     );
   }
   const failedTests = report.results.filter((r) => r.result === 'fail' && !r.todo).map((r) => r.name);
-  return { ...run, counts, problems, lost, failedTests, passed: counts.fail === 0 && problems.length === 0 };
+  return {
+    ...run,
+    cpuMs: report.cpuMs,
+    counts,
+    problems,
+    lost,
+    failedTests,
+    passed: counts.fail === 0 && problems.length === 0,
+  };
 }
 
 function describeCounts({ tests, skipped, todo, fail }) {
@@ -194,7 +233,10 @@ function describeCounts({ tests, skipped, todo, fail }) {
 
 function print(judged) {
   const mark = judged.passed ? '✔' : '✖';
-  process.stdout.write(`${mark} ${judged.file}  ${describeCounts(judged.counts)}  ${seconds(judged.ms)}\n`);
+  const cpu = judged.cpuMs === undefined ? '' : ` (${seconds(judged.cpuMs)} CPU)`;
+  process.stdout.write(
+    `${mark} ${judged.file}  ${describeCounts(judged.counts)}  ${seconds(judged.ms)}${cpu}\n`,
+  );
   if (!judged.passed || options.verbose) {
     process.stdout.write(`${judged.output.replace(/^/gm, '  ').trimEnd()}\n`);
     for (const problem of judged.problems) process.stdout.write(`✖ ${judged.file}: ${problem}\n`);
@@ -226,7 +268,8 @@ async function runQueue(queue, width, resultsDir, judged) {
 }
 
 const durations = readDurations();
-const longestFirst = (a, b) => (durations[b] ?? UNKNOWN_DURATION_MS) - (durations[a] ?? UNKNOWN_DURATION_MS);
+const expectedMs = (file) => durations[file] ?? UNRECORDED_MS[file.split('/')[1]] ?? 20_000;
+const longestFirst = (a, b) => expectedMs(b) - expectedMs(a);
 const together = files.filter((file) => !ALONE.has(file)).sort(longestFirst);
 const alone = files.filter((file) => ALONE.has(file));
 
@@ -250,7 +293,9 @@ for (const { file, ms } of judged) if (file.endsWith('.test.ts')) durations[file
 writeDurations(durations);
 
 if (options['counts-to']) {
-  const counts = Object.fromEntries(judged.map((j) => [j.file, j.counts]).sort(([a], [b]) => a.localeCompare(b)));
+  const counts = Object.fromEntries(
+    judged.map((j) => [j.file, j.counts]).sort(([a], [b]) => a.localeCompare(b)),
+  );
   writeFileSync(options['counts-to'], `${JSON.stringify(counts, null, 1)}\n`);
 }
 
@@ -270,11 +315,13 @@ process.stdout.write(
     lost.length === 0
       ? `ℹ every file reported a result for each test it declares`
       : `✖ ${lost.length} files reported fewer results than the tests they declare: ${lost.map((j) => j.file).join(', ')}`,
-    `ℹ ${seconds(Date.now() - started)} with ${jobs} jobs; slowest: ${[...judged]
-      .sort((a, b) => b.ms - a.ms)
-      .slice(0, 5)
-      .map((j) => `${j.file} ${seconds(j.ms)}`)
-      .join(', ')}`,
+    `ℹ ${minutes(Date.now() - started)} with ${jobs} jobs` +
+      (childrenCpuMs() === undefined ? '' : ` (${minutes(childrenCpuMs())} of CPU)`) +
+      `; slowest: ${[...judged]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 5)
+        .map((j) => `${j.file} ${seconds(j.ms)}`)
+        .join(', ')}`,
     ...failed.flatMap((j) => [
       ...j.failedTests.map((name) => `✖ ${j.file} › ${name}`),
       ...j.problems.map((problem) => `✖ ${j.file}: ${problem}`),

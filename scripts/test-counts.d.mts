@@ -12,6 +12,7 @@ export interface FileReport {
   registered: string[];
   results: TestResult[];
   plan: number | undefined;
+  cpuMs?: number;
 }
 
 export interface Lost {

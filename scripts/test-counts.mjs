@@ -7,9 +7,10 @@ const DEFINERS = new Set(['test', 'it', 'describe', 'suite']);
 const MODIFIERS = new Set(['skip', 'todo', 'only', 'expectFailure']);
 
 /**
- * The test()/it()/describe()/suite() call sites of node:test in a file's source (`.skip`, `.todo`, `.only` too):
- * each one registers at least one test when the file runs. Helpers that declare tests are counted where they run
- * (test-registrations.mjs), not here.
+ * The test()/it()/describe()/suite() call sites of node:test in a file's source (`.skip`, `.todo`, `.only` too) that
+ * are not inside another one: each registers at least one test while the file loads (once per pass of a loop).
+ * Those inside a suite or a test register when it runs, which a skipped suite never does, and helpers that declare
+ * tests do so elsewhere: test-registrations.mjs counts all of them at run time.
  */
 export function declaredCallSites(source, fileName = 'file.ts') {
   const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true);
@@ -46,6 +47,7 @@ export function declaredCallSites(source, fileName = 'file.ts') {
           isDefiner(callee.expression))
       ) {
         count++;
+        return;
       }
     }
     ts.forEachChild(node, visit);
@@ -54,19 +56,22 @@ export function declaredCallSites(source, fileName = 'file.ts') {
   return count;
 }
 
-/** A results file (test-registrations.mjs and test-results-reporter.mjs write it) read back. */
+/** A results file (test-registrations.mjs and test-results-reporter.mjs write it) read back: `cpuMs` is the CPU
+ * time of the file's process and the children it waited for, when it got to exit normally on Linux. */
 export function readResults(text) {
   const registered = [];
   const results = [];
   let plan;
+  let cpuMs;
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const entry = JSON.parse(line);
     if ('registered' in entry) registered.push(entry.registered);
     else if ('plan' in entry) plan = entry.plan;
+    else if ('cpuMs' in entry) cpuMs = entry.cpuMs;
     else results.push(entry);
   }
-  return { registered, results, plan };
+  return { registered, results, plan, cpuMs };
 }
 
 /** Counts of a file's results as the runner's summary gives them (suites are not tests). */

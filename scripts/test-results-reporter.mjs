@@ -1,8 +1,9 @@
 // A node:test reporter loaded into every test file's process by scripts/run-tests.mjs: each result (pass, fail,
 // skip, todo; suites and subtests too) is appended to the file named by IMGPIPE_TEST_RESULTS as it arrives, with a
 // synchronous write, so a result the process reported is on disk even if --test-force-exit ends it right after.
-// The runner compares these with the file's declared tests (scripts/test-counts.mjs). It writes nothing else.
-import { appendFileSync } from 'node:fs';
+// The runner compares these with the file's declared tests (scripts/test-counts.mjs). At exit it adds the CPU time
+// the process and the children it waited for used. It writes nothing else.
+import { appendFileSync, readFileSync } from 'node:fs';
 import { Transform } from 'node:stream';
 
 const RESULTS = process.env.IMGPIPE_TEST_RESULTS;
@@ -10,6 +11,19 @@ const RESULTS = process.env.IMGPIPE_TEST_RESULTS;
 function record(entry) {
   if (RESULTS) appendFileSync(RESULTS, `${JSON.stringify(entry)}\n`);
 }
+
+/** utime, stime, cutime and cstime of proc(5) in ms (clock ticks of 1/100 s), or undefined without /proc. */
+function cpuMs() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks) * 10, 0);
+  } catch {
+    return undefined;
+  }
+}
+
+// 'exit' handlers run on --test-force-exit's process.exit() too.
+process.once('exit', () => record({ cpuMs: cpuMs() }));
 
 export default class TestResults extends Transform {
   constructor() {

@@ -77,7 +77,9 @@ async function startOnFreePort(env: Record<string, string>): Promise<ServerProce
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) {
       const message = `imgpipe serve exited ${child.exitCode}: ${output.stderr}`;
-      throw /is already in use; stop the other process/.test(output.stderr) ? new PortTaken(message) : new Error(message);
+      throw /is already in use; stop the other process/.test(output.stderr)
+        ? new PortTaken(message)
+        : new Error(message);
     }
     const ok = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
