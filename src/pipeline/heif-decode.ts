@@ -10,7 +10,22 @@ import type { HeifStructure } from './heif-structure.ts';
 /** The parts of libheif-js' embind interface used here (its own types are not exported by the package). */
 interface HeifError {
   code: { value: number };
+  subcode: { value: number };
   message: string;
+}
+
+/** libheif's subcode for a picture past its limits: with an error code that words it as a failed allocation. */
+const SECURITY_LIMIT_EXCEEDED = 1000;
+
+/**
+ * What libheif's error says, for the answer. A security limit (a coded picture larger than its item declares) is no
+ * memory shortage: said without libheif's "Memory allocation error", so the child that met it is kept.
+ */
+function problemOf(err: HeifError | null, otherwise: string): string {
+  if (!err) return otherwise;
+  return err.subcode?.value === SECURITY_LIMIT_EXCEEDED
+    ? `its coded picture is larger than it declares (libheif: ${err.message.replace(/^Memory allocation error: /, '')})`
+    : err.message;
 }
 interface HeifPlane {
   id: number;
@@ -117,16 +132,16 @@ function decodePrimary(
   const context = lib.heif_context_alloc();
   try {
     const read = lib.heif_context_read_from_memory(context, input);
-    if (read.code.value !== 0) throw undecodable(read.message);
+    if (read.code.value !== 0) throw undecodable(problemOf(read, 'unreadable'));
     const handle = lib.heif_js_context_get_primary_image_handle(context);
-    if (failed(handle)) throw undecodable(handle?.message ?? 'no primary image');
+    if (failed(handle)) throw undecodable(problemOf(handle, 'no primary image'));
     try {
       const channels = structure.hasAlpha ? 4 : 3;
       const chroma = structure.hasAlpha
         ? lib.heif_chroma.heif_chroma_interleaved_RGBA
         : lib.heif_chroma.heif_chroma_interleaved_RGB;
       const image = lib.heif_js_decode_image2(handle, lib.heif_colorspace.heif_colorspace_RGB, chroma);
-      if (failed(image)) throw undecodable(image?.message ?? 'the decoder gave no image');
+      if (failed(image)) throw undecodable(problemOf(image, 'the decoder gave no image'));
       try {
         const plane = image.channels.find((c) => c.id === lib.heif_channel.heif_channel_interleaved);
         if (!plane) throw undecodable('the decoder gave no interleaved plane');

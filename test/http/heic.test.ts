@@ -3,11 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { usageMonth } from '../../src/accounts/quota.ts';
 import { deliveryPath } from '../../src/delivery/url.ts';
-import { findAccountByEmail } from '../../src/store/accounts.ts';
-import { findUsage } from '../../src/store/usage.ts';
-import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { buildTestApp, usedThisMonth, type TestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { assertImage } from '../helpers/images.ts';
 import { imageForm } from '../helpers/multipart.ts';
@@ -19,8 +16,8 @@ import { postUrl, sendImage, startOrigin } from '../helpers/origin-server.ts';
  */
 const SLOW_MACHINE = { PROCESS_TIMEOUT_MS: '120000' };
 
-const upload = (t: TestApp, name: string, operations: unknown = {}) => {
-  const form = imageForm(corpus(name), operations, name);
+const upload = (t: TestApp, name: string, operations: unknown = {}, bytes = corpus(name)) => {
+  const form = imageForm(bytes, operations, name);
   return t.app.inject({
     method: 'POST',
     url: '/v1/image',
@@ -28,12 +25,6 @@ const upload = (t: TestApp, name: string, operations: unknown = {}) => {
     payload: form.payload,
   });
 };
-
-async function usedThisMonth(t: TestApp): Promise<number> {
-  const account = await findAccountByEmail(t.ctx.store.db, 'user@example.com');
-  assert.ok(account);
-  return findUsage(t.ctx.store.db, account.id, usageMonth(new Date()));
-}
 
 function errorCode(res: LightMyRequestResponse): string {
   return (res.json() as { error: { code: string } }).error.code;
@@ -147,13 +138,7 @@ test('HEVC data the decoder rejects in the child: 422 and the unit refunded', as
   const bytes = Buffer.from(corpus('heic-exif-orient6-p3.heic'));
   const hvcC = bytes.indexOf('hvcC', 0, 'latin1');
   bytes.fill(0xff, hvcC + 4, hvcC + 40);
-  const form = imageForm(bytes, {}, 'garbled.heic');
-  const res = await app.app.inject({
-    method: 'POST',
-    url: '/v1/image',
-    headers: { ...form.headers, ...app.auth },
-    payload: form.payload,
-  });
+  const res = await upload(app, 'garbled.heic', {}, bytes);
   assert.equal(res.statusCode, 422, res.body);
   assert.equal(errorCode(res), 'unprocessable_image');
   assert.equal(await usedThisMonth(app), 0);
