@@ -81,7 +81,10 @@ export const heicSection: Section = {
     const job = () => {
       const start = performance.now();
       return isolated
-        .run(first.bytes, { resize: { w: 800 }, format: 'jpeg' }, limits, new AbortController().signal)
+        .run(
+          { input: first.bytes, ops: { resize: { w: 800 }, format: 'jpeg' }, limits: limits },
+          new AbortController().signal,
+        )
         .then(() => performance.now() - start);
     };
     let childFirst = NaN;

@@ -20,7 +20,7 @@ const isolated = createIsolatedProcessor(childMemoryLimitBytes(limits.maxInputPi
 test.after(() => isolated.close());
 
 const inChild = (name: string, ops: Operations = {}, l: ProcessLimits = limits) =>
-  isolated.run(corpus(name), ops, l, new AbortController().signal);
+  isolated.run({ input: corpus(name), ops: ops, limits: l }, new AbortController().signal);
 
 async function rejection(work: Promise<unknown>): Promise<ApiError> {
   try {
@@ -39,7 +39,9 @@ async function blueAt(data: Buffer, x: number, y: number) {
 }
 
 test('HEIC is never decoded in the server process: the decoder refuses outside an isolated child', async () => {
-  const err = await rejection(processImage(corpus('heic-exif-orient6-p3.heic'), {}, limits));
+  const err = await rejection(
+    processImage({ input: corpus('heic-exif-orient6-p3.heic'), ops: {}, limits: limits }),
+  );
   assert.equal(err.code, 'unprocessable_image');
   assert.ok(err.message.includes(HEIC_ONLY_IN_CHILDREN), err.message);
 });
@@ -116,26 +118,36 @@ test('a burst takes its primary image', async () => {
 });
 
 test('image_too_large: a HEIC declaring 20000×20000 is refused from its boxes, before any decoder', async () => {
-  const err = await rejection(processImage(corpus('heic-bomb-ispe-20000x20000.heic'), {}, limits));
+  const err = await rejection(
+    processImage({ input: corpus('heic-bomb-ispe-20000x20000.heic'), ops: {}, limits: limits }),
+  );
   assert.deepEqual([err.status, err.code], [413, 'image_too_large']);
 });
 
 test('MAX_INPUT_PIXELS counts what a grid decodes: its tiles, which reach past the image', async () => {
   // 120×120 = 14,400 pixels fit, the 4 tiles' 16,384 do not.
   const err = await rejection(
-    processImage(corpus('heic-grid-2x2.heic'), {}, { ...limits, maxInputPixels: 15_000 }),
+    processImage({
+      input: corpus('heic-grid-2x2.heic'),
+      ops: {},
+      limits: { ...limits, maxInputPixels: 15_000 },
+    }),
   );
   assert.deepEqual([err.status, err.code], [413, 'image_too_large']);
 });
 
 test('unprocessable_image: a grid of 4096 tiles is refused from its boxes, naming the tiles', async () => {
-  const err = await rejection(processImage(corpus('heic-grid-4096-tiles.heic'), {}, limits));
+  const err = await rejection(
+    processImage({ input: corpus('heic-grid-4096-tiles.heic'), ops: {}, limits: limits }),
+  );
   assert.deepEqual([err.status, err.code], [422, 'unprocessable_image']);
   assert.match(err.message, /4096 tiles/);
 });
 
 test('unprocessable_image: a truncated HEIC is refused from its boxes, naming HEIC', async () => {
-  const err = await rejection(processImage(corpus('heic-truncated.heic'), {}, limits));
+  const err = await rejection(
+    processImage({ input: corpus('heic-truncated.heic'), ops: {}, limits: limits }),
+  );
   assert.deepEqual([err.status, err.code], [422, 'unprocessable_image']);
   assert.match(err.message, /HEIC could not be decoded: the file is truncated/);
 });
@@ -150,7 +162,11 @@ test('a HEIC declaring less than its HEVC picture holds is refused by libheif in
 
 test('MAX_ANIMATION_FRAMES counts the images of a burst (413 before decoding)', async () => {
   const err = await rejection(
-    processImage(corpus('heic-burst-3.heic'), {}, { ...limits, maxAnimationFrames: 2 }),
+    processImage({
+      input: corpus('heic-burst-3.heic'),
+      ops: {},
+      limits: { ...limits, maxAnimationFrames: 2 },
+    }),
   );
   assert.deepEqual([err.status, err.code], [413, 'image_too_large']);
 });
@@ -160,7 +176,9 @@ test('HEVC data a decoder rejects answers 422 and the child decodes the next HEI
   // The HEVC configuration (hvcC) garbled: the boxes still read, libheif refuses the stream.
   const hvcC = bytes.indexOf('hvcC', 0, 'latin1');
   bytes.fill(0xff, hvcC + 4, hvcC + 40);
-  const err = await rejection(isolated.run(bytes, {}, limits, new AbortController().signal));
+  const err = await rejection(
+    isolated.run({ input: bytes, ops: {}, limits: limits }, new AbortController().signal),
+  );
   assert.deepEqual([err.status, err.code], [422, 'unprocessable_image']);
   await assertImage((await inChild('heic-grid-2x2.heic', { format: 'png' })).data, 'png', 120, 120);
 });
