@@ -36,6 +36,8 @@ export interface UrlOption {
   kind: UrlValueKind;
   /** With kind `fields`: the object's fields, in the order the URL writes them (`crop:x,y,w,h`). */
   fields?: readonly string[];
+  /** Its name among clients/js deliveryUrl's options, when not its field's own name in camelCase (`w`: width). */
+  client?: string;
 }
 
 export interface SchemaLimits {

@@ -382,8 +382,8 @@ const resizeStep: Step = (ctx) => {
 const resize: Entry<typeof resizeSchema> = {
   schema: resizeSchema,
   url: [
-    { name: 'w', path: ['resize', 'w'], kind: 'integer-or-word' },
-    { name: 'h', path: ['resize', 'h'], kind: 'integer-or-word' },
+    { name: 'w', path: ['resize', 'w'], kind: 'integer-or-word', client: 'width' },
+    { name: 'h', path: ['resize', 'h'], kind: 'integer-or-word', client: 'height' },
     { name: 'fit', path: ['resize', 'fit'], kind: 'word' },
     { name: 'pos', path: ['resize', 'position'], kind: 'point-or-word' },
     { name: 'dpr', path: ['resize', 'dpr'], kind: 'number-or-word' },

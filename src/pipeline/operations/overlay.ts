@@ -17,11 +17,16 @@ const overlayStep: Step = (ctx) => {
 const overlay: Entry<typeof overlaySchema> = {
   schema: overlaySchema,
   url: [
-    { name: 'overlay', path: ['overlay', 'name'], kind: 'word' },
-    { name: 'overlay_gravity', path: ['overlay', 'gravity'], kind: 'word' },
-    { name: 'overlay_opacity', path: ['overlay', 'opacity'], kind: 'number-or-word' },
-    { name: 'overlay_width', path: ['overlay', 'width'], kind: 'number-or-word' },
-    { name: 'overlay_margin', path: ['overlay', 'margin'], kind: 'integer-or-word' },
+    { name: 'overlay', path: ['overlay', 'name'], kind: 'word', client: 'overlay' },
+    { name: 'overlay_gravity', path: ['overlay', 'gravity'], kind: 'word', client: 'overlayGravity' },
+    {
+      name: 'overlay_opacity',
+      path: ['overlay', 'opacity'],
+      kind: 'number-or-word',
+      client: 'overlayOpacity',
+    },
+    { name: 'overlay_width', path: ['overlay', 'width'], kind: 'number-or-word', client: 'overlayWidth' },
+    { name: 'overlay_margin', path: ['overlay', 'margin'], kind: 'integer-or-word', client: 'overlayMargin' },
   ],
   tokens: ['overlay'],
   phase: 'tone',
