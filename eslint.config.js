@@ -78,6 +78,8 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // `Operations` is declared empty and each operation family adds its fields (declaration merging).
+      '@typescript-eslint/no-empty-object-type': ['error', { allowWithName: '^Operations$' }],
       'no-console': 'off',
     },
   },

@@ -1,10 +1,10 @@
 // owns: the concrete output format of `f:auto` once the input is known (PNG keeps alpha where JPEG cannot; WebP
 // keeps an animation's frames).
 import sharp from 'sharp';
-import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat } from '../pipeline/formats.ts';
+import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat, type OutputFormat } from '../pipeline/formats.ts';
 import { readHeifStructure } from '../pipeline/heif-structure.ts';
 import { decoderInput } from '../pipeline/input-header.ts';
-import type { Operations, OutputFormat } from '../pipeline/operations.ts';
+import type { Operations } from '../pipeline/operations.ts';
 import { planOutput } from '../pipeline/probe.ts';
 import { inspectInput, sharpInputOptions, type ProcessLimits } from '../pipeline/process.ts';
 import type { Negotiation } from './negotiate.ts';

@@ -3,7 +3,31 @@
 // colourRoute, so a CMYK, grey or 16-bit input comes out alike whichever path it takes.
 import type { Metadata, Sharp } from 'sharp';
 import { outputRule, type OutputFormat } from './formats.ts';
-import { parseColour, type InputColour } from './steps.ts';
+
+/** The input's colour as its header says: libvips' interpretation (`srgb`, `cmyk`, `b-w`, `grey16`, `rgb16`…). */
+export interface InputColour {
+  space: string;
+  /** It embeds an ICC profile. Only a grey input's route depends on it (colour.ts). */
+  hasProfile: boolean;
+}
+
+export const WHITE = { r: 255, g: 255, b: 255, alpha: 1 };
+export const TRANSPARENT = { r: 0, g: 0, b: 0, alpha: 0 };
+
+export interface Colour {
+  r: number;
+  g: number;
+  b: number;
+  alpha: number;
+}
+
+/** `#rgb`, `#rrggbb` or `#rrggbbaa` (the schema checked the spelling) as sharp's colour object. */
+export function parseColour(hex: string): Colour {
+  const digits = hex.slice(1);
+  const full = digits.length === 3 ? [...digits].map((d) => d + d).join('') : digits;
+  const byte = (i: number) => parseInt(full.slice(i * 2, i * 2 + 2), 16);
+  return { r: byte(0), g: byte(1), b: byte(2), alpha: full.length === 8 ? byte(3) / 255 : 1 };
+}
 
 /** The input's colour from its header. */
 export function inputColour(meta: Pick<Metadata, 'space' | 'icc'>): InputColour {
@@ -13,7 +37,7 @@ export function inputColour(meta: Pick<Metadata, 'space' | 'icc'>): InputColour 
 /** Where the pixels are written: an output format, or the output search's lossless intermediate. */
 export type ColourTarget = OutputFormat | 'intermediate';
 
-/** The operations' fields that can put colour into a grey image (registry.ts imports this module: no cycle). */
+/** The operations' fields that can put colour into a grey image (the operation entries import this module: no cycle). */
 interface ColourOperations {
   overlay?: unknown;
   background?: string | undefined;

@@ -15,10 +15,11 @@ import {
   type SampleCodec,
 } from './auto-quality.ts';
 import { keepsAlpha, outputRule, type FrameTiming, type OutputFormat } from './formats.ts';
-import { DEFAULT_QUALITY, MAX_BYTES_INPUT, type Operations } from './operations.ts';
+import { DEFAULT_QUALITY, MAX_BYTES_INPUT } from './operations/encode.ts';
+import type { Operations, SourceInfo, StepContext } from './operations/entry.ts';
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
-import { applyPhases, BEFORE_ENCODE, FROM_ENCODE, type StepContext } from './registry.ts';
-import { type Region, type SourceInfo } from './steps.ts';
+import type { Region } from './position.ts';
+import { applyPhases, BEFORE_ENCODE, FROM_ENCODE } from './registry.ts';
 import { applyColourRoute, colourRoute } from './colour.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
@@ -186,7 +187,8 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
   return {
     open: req.open,
     kept: plain ? { raw: rawImage(data, info), ...(pageHeight && { pageHeight }) } : { tiff: data },
-    source: { ...req.source, width: info.width, height },
+    // The source as the steps left it (an operation that cuts pixels away gives it alpha).
+    source: { ...ctx.source, width: info.width, height },
     width: info.width,
     height,
     applied: ctx.applied,

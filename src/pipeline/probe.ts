@@ -22,10 +22,12 @@ import {
   sniffImageFormat,
   type DecodedFormat,
   type InputFormat,
+  type OutputFormat,
 } from './formats.ts';
-import type { Operations, OutputFormat } from './operations.ts';
+import type { Operations } from './operations.ts';
 import { decoderInput, readInputStructure, tiffUnterminatedTextTag } from './input-header.ts';
-import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
+import { autoFormatCandidates } from './operations/encode.ts';
+import { OPERATION_ENTRIES, predictedSize } from './registry.ts';
 
 /** Runs libvips work in a job slot of the scheduler (run.ts' `inJobSlot` for the account asking). */
 export type InSlot = <T>(work: () => Promise<T>) => Promise<T>;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { processImage, type ProcessLimits } from '../../src/pipeline/process.ts';
-import { resizeTarget, type Fit } from '../../src/pipeline/steps.ts';
+import { resizeTarget, type Fit } from '../../src/pipeline/position.ts';
 
 const FITS: Fit[] = ['cover', 'contain', 'fill', 'inside', 'outside'];
 const limits: ProcessLimits = { maxInputPixels: 40_000_000, processTimeoutMs: 15_000, avifEffort: 2 };

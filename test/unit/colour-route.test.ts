@@ -2,8 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { colourRoute, type ColourTarget } from '../../src/pipeline/colour.ts';
-import type { InputColour } from '../../src/pipeline/steps.ts';
+import { colourRoute, type ColourTarget, type InputColour } from '../../src/pipeline/colour.ts';
 import { tableAfter } from '../helpers/markdown.ts';
 
 const guide = readFileSync(new URL('../../docs/colour.md', import.meta.url), 'utf8');

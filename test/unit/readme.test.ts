@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, ERROR_DESCRIPTIONS } from '../../src/errors.ts';
-import { operationsSchema, OUTPUT_FORMATS, validateOperations } from '../../src/pipeline/operations.ts';
+import { OUTPUT_FORMATS } from '../../src/pipeline/formats.ts';
+import { operationsSchema, validateOperations } from '../../src/pipeline/operations.ts';
 import { parseDeliveryRequest } from '../../src/delivery/url.ts';
 import { operationExamples, tableAfter } from '../helpers/markdown.ts';
 

@@ -33,6 +33,7 @@ import { fetchImage } from '../../fetch/guarded-fetch.ts';
 import { observeFetch } from '../../metrics.ts';
 import type { Operations } from '../../pipeline/operations.ts';
 import type { ProcessLimits } from '../../pipeline/process.ts';
+import { URL_OPTIONS_PROSE } from '../../pipeline/registry.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import type { DeliverySigner } from '../../store/delivery.ts';
 import { countDeliveryMake, findDeliverySigner, releaseDeliveryMake } from '../../store/delivery.ts';
@@ -44,9 +45,7 @@ import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
 \`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments that say what \`operations\` says, with
-its validation and messages: \`w:800\`, \`h:600\`, \`fit:cover\`, \`pos:attention|entropy|center|<x>,<y>\`,
-\`f:auto|jpeg|png|webp|avif\`, \`formats:webp,avif\`, \`q:80|auto|auto:high|auto:eco|auto:<30..95>\`,
-\`max_bytes:<n>|input\`, \`strip:false\`, \`v:<token>\` (a version, 1-32 of [A-Za-z0-9_-], part of the cache key:
+its validation and messages, each for the field named: ${URL_OPTIONS_PROSE}; and \`v:<token>\` (a version, 1-32 of [A-Za-z0-9_-], part of the cache key:
 change it when the source image changes) and \`exp:<unix seconds>\` (any order, each at most once); the source is the
 image URL percent-encoded as one segment (encodeURIComponent). The signature is the HMAC-SHA-256, base64url without
 padding, of everything after it as sent, under the account's delivery secret (POST /v1/delivery/secret). \`f:auto\`

@@ -8,6 +8,7 @@ import type { AppContext } from '../../context.ts';
 import type { ErrorCode } from '../../errors.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 import { FORMATS, OUTPUT_FORMATS, type OutputFormat } from '../../pipeline/formats.ts';
+import { OPERATION_TOKENS, PIPELINE_ORDER } from '../../pipeline/registry.ts';
 import { runImageJob } from '../../pipeline/run.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { readImageRequest } from '../image-request.ts';
@@ -28,7 +29,7 @@ import { acceptRawImageBodies } from '../raw-image-body.ts';
 import { overlayOf, PLACEHOLDER_HEADERS, placeholderHeaders } from './overlays.ts';
 
 const IMAGE_DESCRIPTION = `Processes one image, uploaded (multipart \`image\`) or fetched (\`url\`), with \`operations\` applied in
-the fixed order resize → format and quality → strip. A quota unit is reserved before the body is read and refunded
+the fixed order ${PIPELINE_ORDER}. A quota unit is reserved before the body is read and refunded
 on every failure: only a 200 counts. Up to MAX_CONCURRENT_JOBS images are processed at once per instance and up to
 MAX_CONCURRENT_FETCHES urls fetched; beyond that the answer is 503 at once (no queueing).
 
@@ -102,7 +103,7 @@ export const OUTPUT_HEADERS: Headers = {
   'X-Service-Output-Height': header('integer', 'Height of the returned image in pixels.'),
   'X-Service-Operations': header(
     'string',
-    'Operations run, in pipeline order: resize, format=<format>, quality=<n>, strip.',
+    `Operations run, in pipeline order, each as its name or name=value: ${OPERATION_TOKENS.join(', ')}.`,
     { example: 'resize,format=webp,quality=80,strip' },
   ),
 };
