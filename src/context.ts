@@ -25,6 +25,8 @@ import {
 import { join } from 'node:path';
 import { openResultCache, type ResultCache } from './delivery/result-cache.ts';
 import { openPurgeGenerations, type PurgeGenerations } from './delivery/derivatives.ts';
+import { SOURCES } from './sources/index.ts';
+import type { ImageSource } from './sources/source.ts';
 
 export interface AppContext {
   config: Config;
@@ -41,6 +43,8 @@ export interface AppContext {
   inputBuffers: InputBuffers;
   /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
   fetcher: UrlFetcher;
+  /** The image sources jobs and probes read (SOURCES of src/sources/index.ts). */
+  sources: readonly ImageSource[];
   /** Quota refunds, kept and retried while the store is unavailable. */
   refunds: QuotaRefunds;
   /** This instance's id and heartbeat, and the sweep refunding units of instances that died. */
@@ -112,6 +116,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     fetches,
     inputBuffers: createInputBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP),
     fetcher,
+    sources: SOURCES,
     operations: operationsSchema(config.maxResizeDimension),
     mailer,
     billing: createPaymentProvider(config, store.db),

@@ -1,5 +1,5 @@
-// owns: the concrete output format of `f:auto` once the input is known (PNG keeps alpha where JPEG cannot; WebP
-// keeps an animation's frames).
+// owns: the operations of `f:auto` once the input is known: the concrete output format (PNG keeps alpha where JPEG
+// cannot; WebP keeps an animation's frames), or format "auto" over several accepted candidates.
 import sharp from 'sharp';
 import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat, type OutputFormat } from '../pipeline/formats.ts';
 import { readHeifStructure } from '../pipeline/heif-structure.ts';
@@ -37,4 +37,21 @@ export async function autoOutputFormat(
     .metadata()
     .catch(() => undefined);
   return legacyOutput(meta?.hasAlpha === true);
+}
+
+/**
+ * The operations of an `f:auto` URL for this request: several accepted candidates are format "auto" over them (the
+ * smallest), one is that format, none (or no `formats:` list) the negotiated class.
+ */
+export async function negotiatedOperations(
+  operations: Operations,
+  negotiated: Negotiation,
+  input: Buffer,
+  limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
+): Promise<Operations> {
+  const { formats: _listed, ...rest } = operations;
+  if (negotiated.candidates.length > 1)
+    return { ...rest, format: 'auto', formats: [...negotiated.candidates] };
+  const format = negotiated.candidates[0] ?? (await autoOutputFormat(negotiated, rest, input, limits));
+  return { ...rest, format };
 }
