@@ -27,9 +27,12 @@ COPY package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
-# Read at run time: the pages' scripts and styles, and the runnable examples /docs shows as they are in the repository.
+# Read at run time: the pages' scripts and styles, the runnable examples /docs shows as they are in the repository,
+# and the guides it serves as pages (/docs/<guide>: README.md and docs/).
 COPY src/http/static ./src/http/static
 COPY examples ./examples
+COPY README.md ./
+COPY docs ./docs
 
 # SQLite file and dev mail outbox when DATABASE_URL is not PostgreSQL.
 RUN mkdir -p /data && chown node:node /data

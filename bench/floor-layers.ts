@@ -21,7 +21,8 @@ import { registerErrorHandler } from '../src/http/error-handler.ts';
 import { readImageRequest } from '../src/http/image-request.ts';
 import { registerOpenApi } from '../src/http/openapi.ts';
 import { OPENAPI_HEAD } from '../src/http/routes/docs.ts';
-import { documentationOnly, imageSchema } from '../src/http/routes/image.ts';
+import { documentationOnly } from '../src/http/image-forms.ts';
+import { imageSchema } from '../src/http/routes/image.ts';
 import { requestIdFor, requestLogFields } from '../src/http/request-id.ts';
 import { registerSecurityHeaders } from '../src/http/security-headers.ts';
 import { createMetrics, observeProcessing } from '../src/metrics.ts';
@@ -145,8 +146,8 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
     if (!on('pipeline')) return replayOr(input, () => sharpOnce(input, ops, limits));
     const slot = await jobs.acquire({ account: 'floor', kind: 'job' });
     if ('refused' in slot) throw busy('slots');
-    if (REPLAY) return replayOr(input, () => processImage(input, ops, limits)).finally(slot.release);
-    return processImage(input, ops, limits, slot.release);
+    if (REPLAY) return replayOr(input, () => processImage({ input, ops, limits })).finally(slot.release);
+    return processImage({ input, ops, limits, onSettled: slot.release });
   };
 
   await app.register(async (scope) => {
@@ -179,7 +180,10 @@ export async function startLayeredServer(port: number, layers: ReadonlySet<Layer
         let input: Buffer;
         let ops: Operations;
         if (on('multipart')) {
-          const { source, operations } = await readImageRequest(request, schema, limits.maxUploadBytes);
+          const { source, operations } = await readImageRequest(request, {
+            schema,
+            maxUploadBytes: limits.maxUploadBytes,
+          });
           if (source.kind !== 'upload') throw new Error('the floor takes uploads only');
           input = source.bytes;
           ops = operations;

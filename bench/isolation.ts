@@ -50,8 +50,8 @@ async function measureIsolation(
   const rows: IsolationRow[] = [];
   try {
     for (const w of workloads) {
-      const inProcessJob = () => processImage(w.input, w.operations, limits);
-      const isolatedJob = () => isolated.run(w.input, w.operations, limits, never);
+      const inProcessJob = () => processImage({ input: w.input, ops: w.operations, limits });
+      const isolatedJob = () => isolated.run({ input: w.input, ops: w.operations, limits }, never);
       for (let i = 0; i < 3; i++) await Promise.all([inProcessJob(), isolatedJob()]);
       const row = { workload: w, inProcess: emptySide(), isolated: emptySide() };
       for (let round = 0; round < options.rounds; round++) {

@@ -43,12 +43,12 @@ async function measurePlaceholder(
 ): Promise<PlaceholderCost> {
   const runs = quick ? 20 : 200;
   const ops = { ...w1.operations, placeholder: true };
-  const output = await processImage(w1.input, w1.operations, limits);
+  const output = await processImage({ input: w1.input, ops: w1.operations, limits });
   const decoded = await sharp(output.data).raw().toBuffer({ resolveWithObject: true });
   const pixels = { ...decoded.info, data: new Uint8Array(decoded.data) };
   const [withoutMs, withMs, fromPixelsMs, decodeAgainMs] = await leastCpu(runs, [
-    () => processImage(w1.input, w1.operations, limits),
-    () => processImage(w1.input, ops, limits),
+    () => processImage({ input: w1.input, ops: w1.operations, limits }),
+    () => processImage({ input: w1.input, ops, limits }),
     () => placeholderOfPixels(pixels),
     () => placeholderOfImage(output.data),
   ]);

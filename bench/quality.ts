@@ -10,7 +10,7 @@ import sharp, { type Sharp } from 'sharp';
 import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
 import type { Operations } from '../src/pipeline/operations.ts';
 import { ssimulacra2 } from '../src/pipeline/ssimulacra2.ts';
-import { avifOptions } from '../src/pipeline/steps.ts';
+import { avifOptions } from '../src/pipeline/formats.ts';
 import { fmt, table } from './report.ts';
 import type { Section, SectionOutput } from './section.ts';
 
@@ -198,18 +198,18 @@ export const median = (xs: number[]) => {
 };
 
 async function cpuOf(photos: Photo[], ops: Operations, limits: ProcessLimits) {
-  await processImage(photos[0]!.input, ops, limits);
+  await processImage({ input: photos[0]!.input, ops, limits });
   const outs: { data: Buffer; format: string; applied: string[] }[] = [];
   const c0 = process.cpuUsage();
-  for (const p of photos) outs.push(await processImage(p.input, ops, limits));
+  for (const p of photos) outs.push(await processImage({ input: p.input, ops, limits }));
   const c = process.cpuUsage(c0);
   return { cpuMs: (c.user + c.system) / 1000 / photos.length, outs };
 }
 
 /** Two requests photo by photo, alternating, so that a shared machine's load weighs on both alike. */
 async function cpuInterleaved(photos: Photo[], a: Operations, b: Operations, limits: ProcessLimits) {
-  await processImage(photos[0]!.input, a, limits);
-  await processImage(photos[0]!.input, b, limits);
+  await processImage({ input: photos[0]!.input, ops: a, limits });
+  await processImage({ input: photos[0]!.input, ops: b, limits });
   const runs = [a, b].map(() => ({
     cpuMs: 0,
     outs: [] as { data: Buffer; format: string; applied: string[] }[],
@@ -217,7 +217,7 @@ async function cpuInterleaved(photos: Photo[], a: Operations, b: Operations, lim
   for (const p of photos) {
     for (const [k, ops] of [a, b].entries()) {
       const c0 = process.cpuUsage();
-      const out = await processImage(p.input, ops, limits);
+      const out = await processImage({ input: p.input, ops, limits });
       const c = process.cpuUsage(c0);
       runs[k]!.cpuMs += (c.user + c.system) / 1000 / photos.length;
       runs[k]!.outs.push(out);

@@ -11,6 +11,7 @@ import { deliverySection } from './delivery.ts';
 import { encodersSection } from './encoders.ts';
 import { fairSharesSection } from './fair-shares.ts';
 import { floorSection, layersReplaySection, layersSection } from './floor.ts';
+import { heicSection } from './heic.ts';
 import { inProcessBoundsSection } from './in-process-bounds.ts';
 import { loadBaseImage, type BaseImage } from './inputs.ts';
 import { isolationSection } from './isolation.ts';
@@ -50,6 +51,7 @@ const SECTIONS: Record<string, Section> = {
   profile: profileSection,
   'in-process-bounds': inProcessBoundsSection,
   'fair-shares': fairSharesSection,
+  heic: heicSection,
 };
 const DEFAULT_SECTIONS = ['main', 'scaling', 'avif', 'store', 'coldstart', 'isolation'];
 

@@ -3,10 +3,11 @@ import sharp from 'sharp';
 import type { Config } from '../src/config.ts';
 import { inputColour } from '../src/pipeline/colour.ts';
 import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
-import { DEFAULT_QUALITY, type Operations } from '../src/pipeline/operations.ts';
+import type { Operations } from '../src/pipeline/operations.ts';
+import { DEFAULT_QUALITY } from '../src/pipeline/operations/encode.ts';
 import { processImage, sharpInputOptions, type ProcessLimits } from '../src/pipeline/process.ts';
-import { applyPhases, PHASES, type StepContext } from '../src/pipeline/registry.ts';
-import type { SourceInfo } from '../src/pipeline/steps.ts';
+import { PHASES, type SourceInfo, type StepContext } from '../src/pipeline/operations/entry.ts';
+import { applyPhases } from '../src/pipeline/registry.ts';
 import { alphaPng, jpegOfSize, type BaseImage } from './inputs.ts';
 import type { BenchContext } from './section.ts';
 
@@ -130,7 +131,7 @@ export function rawSharp(w: Workload, limits: ProcessLimits): Promise<Buffer> {
 
 /** The service's own processing function, in-process: the ceiling of the HTTP path. */
 export async function rawPipeline(w: Workload, limits: ProcessLimits): Promise<Buffer> {
-  return (await processImage(w.input, w.operations, limits)).data;
+  return (await processImage({ input: w.input, ops: w.operations, limits })).data;
 }
 
 /** Every workload, and those a section measures: --workloads when given, else the section's own list. */

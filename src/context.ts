@@ -4,6 +4,7 @@ import { createPaymentProvider } from './billing/create-provider.ts';
 import type { PaymentProvider } from './billing/provider.ts';
 import type { Config } from './config.ts';
 import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
+import { FETCH_ACCEPT } from './pipeline/formats.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createSlotPool, fairShare, JOB_SLOT_WAIT_MS, type SlotPool } from './scheduler.ts';
 import { createInputBuffers, FIRST_BUFFER_CAP, type InputBuffers } from './input-buffers.ts';
@@ -24,6 +25,8 @@ import {
 import { join } from 'node:path';
 import { openResultCache, type ResultCache } from './delivery/result-cache.ts';
 import { openPurgeGenerations, type PurgeGenerations } from './delivery/derivatives.ts';
+import { SOURCES } from './sources/index.ts';
+import type { ImageSource } from './sources/source.ts';
 
 export interface AppContext {
   config: Config;
@@ -40,6 +43,8 @@ export interface AppContext {
   inputBuffers: InputBuffers;
   /** The SSRF-guarded URL fetcher; tests replace it to inject a resolver or a private CA. */
   fetcher: UrlFetcher;
+  /** The image sources jobs and probes read (SOURCES of src/sources/index.ts). */
+  sources: readonly ImageSource[];
   /** Quota refunds, kept and retried while the store is unavailable. */
   refunds: QuotaRefunds;
   /** This instance's id and heartbeat, and the sweep refunding units of instances that died. */
@@ -102,7 +107,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     longestRequestMs: longestRequestMs(config),
     onRefunded: (units) => metrics.recordAbandonedUnitsRefunded(units),
   });
-  const fetcher = createUrlFetcher(config);
+  const fetcher = createUrlFetcher(config, { accept: FETCH_ACCEPT });
   return {
     config,
     log,
@@ -111,6 +116,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     fetches,
     inputBuffers: createInputBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP),
     fetcher,
+    sources: SOURCES,
     operations: operationsSchema(config.maxResizeDimension),
     mailer,
     billing: createPaymentProvider(config, store.db),

@@ -46,7 +46,9 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** When each code is answered, in one sentence: the OpenAPI document and the README's error table show these. */
+/**
+ * When each code is answered, in one sentence: the OpenAPI document and the error table of docs/images.md show these.
+ */
 export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   missing_api_key: 'No Authorization header or not in Bearer form.',
   invalid_api_key: 'Key matches no active account (unknown, revoked or malformed).',

@@ -11,9 +11,10 @@
 // not. Fetched bodies (POST url, delivery misses) held their socket chunks until a final concat: a small image by URL
 // (640×427 JPEG) paid 44 full mark-compacts in 6000 requests, none with the kept buffers (2026-11-27).
 //
-// Rule (must not regress): a buffer goes back to the pool (`give`) only through `runImageJob`'s `onStopped`, when the
-// job that read it has stopped (sharp settled, or the child answered or was killed), and an answer is always sharp's
-// output, never the input. Otherwise the next input overwrites one still being read.
+// Rule (must not regress): a job owns its input's buffer (src/job/: it hands its pool to whoever reads the input),
+// and the buffer goes back to the pool (`give`) only through `runImageJob` (src/job/run.ts), when the job that read
+// it has stopped (sharp settled, or the child answered or was killed); an answer is always sharp's output, never the
+// input. Otherwise the next input overwrites one still being read.
 
 /** Most an announced Content-Length (a client's or an origin's) makes the server allocate before the bytes arrive. */
 export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;

@@ -21,7 +21,8 @@ export interface Metrics {
   recordRequest(sample: RequestSample): void;
   /** One finished (or failed) processing job: output format ('unknown' when it never got that far). */
   recordProcessing(format: string, outcome: string, durationSeconds: number): void;
-  recordInputBytes(source: 'upload' | 'url', bytes: number): void;
+  /** A job's input, by the kind of its source (src/sources/). */
+  recordInputBytes(source: string, bytes: number): void;
   recordOutputBytes(format: string, bytes: number): void;
   /** One url fetch: 'ok' or the error code it ended with (blocked_url, fetch_timeout, …). */
   recordFetch(outcome: string): void;

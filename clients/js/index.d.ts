@@ -1,4 +1,6 @@
-// Types of @imgpipe/client (index.js).
+// Types of @imgpipe/client (index.js). Operations and DeliveryUrlOptions narrow the types generated from the
+// server's registry (registry.d.ts), so an operation the registry adds is typed before it is narrowed here.
+import type { RegistryDeliveryOptions, RegistryOperations } from './registry.js';
 
 export type ErrorCode =
   | 'missing_api_key'
@@ -72,7 +74,7 @@ export interface Sides {
 
 export type FlipDirection = 'horizontal' | 'vertical' | 'both';
 
-export interface Operations {
+export interface Operations extends RegistryOperations {
   /** Cut the borders of the top-left corner's colour; threshold 0..255 (default 10). */
   trim?: true | { threshold: number };
   /** Exactly w×h of the upright image (after trim). */
@@ -175,7 +177,7 @@ export interface ProcessImageInput {
 }
 
 export interface ImageInfo {
-  format: 'jpeg' | 'png' | 'webp' | 'avif' | 'gif' | 'tiff';
+  format: 'jpeg' | 'png' | 'webp' | 'avif' | 'gif' | 'tiff' | 'heic';
   /** Upright size of one frame. */
   width: number;
   height: number;
@@ -278,7 +280,7 @@ export interface DeliverySettings {
   allowedOrigins: string[];
 }
 
-export interface DeliveryUrlOptions {
+export interface DeliveryUrlOptions extends RegistryDeliveryOptions {
   /** The server, e.g. https://img.example.com (or the CDN in front of it). */
   baseUrl: string;
   accountId: string;

@@ -1,5 +1,7 @@
 // @imgpipe/client: the imgpipe HTTP API from JavaScript (Node 20+, Deno, Bun, browsers). No dependencies:
-// global fetch, FormData and Blob. Plain ESM with hand-written types (index.d.ts), so it needs no build step.
+// global fetch, FormData and Blob. Plain ESM with hand-written types (index.d.ts), so it needs no build step;
+// registry.js and registry.d.ts are generated from the server's operations registry.
+import { URL_OPTIONS } from './registry.js';
 
 /** Every error code the API answers with (checked against the server's /openapi.json by imgpipe's tests). */
 export const ERROR_CODES = Object.freeze([
@@ -316,54 +318,30 @@ export class ImgpipeClient {
 
 /**
  * The options of `deliveryUrl` and the delivery URL option each writes, in the order the server writes them (any
- * order verifies). The server's list is src/pipeline/registry.ts; a test keeps the two equal.
+ * order verifies): the server's registry's (registry.js, generated from it), then the version and the expiry.
  */
-export const DELIVERY_OPTIONS = [
-  ['trim', 'trim'],
-  ['crop', 'crop'],
-  ['rotate', 'rot'],
-  ['flip', 'flip'],
-  ['width', 'w'],
-  ['height', 'h'],
-  ['fit', 'fit'],
-  ['position', 'pos'],
-  ['dpr', 'dpr'],
-  ['pad', 'pad'],
-  ['background', 'bg'],
-  ['grayscale', 'gray'],
-  ['brightness', 'bri'],
-  ['saturation', 'sat'],
-  ['hue', 'hue'],
-  ['blur', 'blur'],
-  ['sharpen', 'sharpen'],
-  ['overlay', 'overlay'],
-  ['overlayGravity', 'overlay_gravity'],
-  ['overlayOpacity', 'overlay_opacity'],
-  ['overlayWidth', 'overlay_width'],
-  ['overlayMargin', 'overlay_margin'],
-  ['format', 'f'],
-  ['formats', 'formats'],
-  ['quality', 'q'],
-  ['maxBytes', 'max_bytes'],
-  ['placeholder', 'placeholder'],
-  ['strip', 'strip'],
+export const DELIVERY_OPTIONS = Object.freeze([
+  ...URL_OPTIONS.map(([option, name]) => [option, name]),
   ['version', 'v'],
   ['expires', 'exp'],
-];
+]);
+
+/** How each option's value reads, by option: its kind and, for an object, its fields in the URL's order. */
+const READINGS = new Map(URL_OPTIONS.map(([option, , kind, fields]) => [option, { kind, fields }]));
 
 /**
- * A value as its URL option writes it: a Date as unix seconds, a list comma-separated, a point `x,y`, a region
- * `x,y,w,h`, pads `top,right,bottom,left`, a colour without its `#`.
+ * A value as its URL option writes it: a Date as unix seconds, a list comma-separated, an object its fields in order
+ * (a region `x,y,w,h`, pads `top,right,bottom,left`, a missing one 0) or a point `x,y`, a colour without its `#`.
  */
 function optionText(name, value) {
   if (value instanceof Date) return String(Math.floor(value.getTime() / 1000));
   if (Array.isArray(value)) return value.join(',');
-  if (name === 'crop') return [value.x, value.y, value.w, value.h].join(',');
-  if (name === 'pad' && typeof value === 'object') {
-    return [value.top, value.right, value.bottom, value.left].map((side) => side ?? 0).join(',');
+  const reading = READINGS.get(name);
+  if (typeof value === 'object' && value !== null) {
+    const fields = reading?.kind === 'fields' ? reading.fields : ['x', 'y'];
+    return fields.map((field) => value[field] ?? 0).join(',');
   }
-  if (typeof value === 'object' && value !== null) return `${value.x},${value.y}`;
-  if (name === 'background') return String(value).replace(/^#/, '');
+  if (reading?.kind === 'colour') return String(value).replace(/^#/, '');
   return String(value);
 }
 
@@ -373,13 +351,7 @@ function optionText(name, value) {
  * your server: the secret must never reach a browser. `expires` is a Date or unix seconds.
  *
  * @param {string} source the image's absolute http(s) URL
- * @param {{ baseUrl: string, accountId: string, secret: string, trim?: true | number,
- *   crop?: { x: number, y: number, w: number, h: number }, rotate?: number, flip?: string, width?: number,
- *   height?: number, fit?: string, position?: string | { x: number, y: number }, dpr?: number,
- *   pad?: number | { top?: number, right?: number, bottom?: number, left?: number }, background?: string,
- *   grayscale?: boolean, brightness?: number, saturation?: number, hue?: number, blur?: number,
- *   sharpen?: true | number, format?: string, formats?: string[], quality?: number | string,
- *   maxBytes?: number | 'input', strip?: boolean, expires?: Date | number }} options
+ * @param {import('./index.d.ts').DeliveryUrlOptions} options
  * @returns {Promise<string>}
  */
 export async function deliveryUrl(source, options) {

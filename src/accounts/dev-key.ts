@@ -1,4 +1,4 @@
-// The development key of operator-contract §4: seeded for dev@localhost so `npm start` is usable at once. DEV_KEY
+// The development key (docs/accounts.md, "The dev key"): seeded for dev@localhost so `npm start` is usable at once. DEV_KEY
 // pins it: every start makes that exact key dev@localhost's active key (seeding it, or re-activating it after a
 // rotation, recovery or `imgpipe keys create` revoked it) and says in the log what it did, and which key of
 // dev@localhost that revoked; a DEV_KEY that is another account's key is left alone, with the reason.

@@ -16,7 +16,7 @@ const INFO_BUCKET = 'info-account:';
 const PURGE_BUCKET = 'purge-account:';
 
 /**
- * The inbox an address delivers to, for the mail cap (operator contract §8): lower-cased, with any `+tag`
+ * The inbox an address delivers to, for the mail cap (docs/accounts.md): lower-cased, with any `+tag`
  * removed from the local part, so `Ann+1@Example.com` and `ann+2@example.com` share `ann@example.com`'s cap.
  */
 export function mailboxOf(email: string): string {
@@ -101,7 +101,7 @@ export async function takeMailAllowance(db: Db, email: string, now = new Date())
   return count <= MAIL_CAP_PER_ADDRESS;
 }
 
-/** The probe's window: INFO_RATE_LIMIT answers per minute (operator contract §9). */
+/** The probe's window: INFO_RATE_LIMIT answers per minute (docs/images.md, "Probe an image"). */
 export const INFO_RATE_WINDOW_SECONDS = 60;
 
 /** Counts an attempt of an account in `bucket`; throws 429 rate_limited with Retry-After past the window's limit. */

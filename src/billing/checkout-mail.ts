@@ -1,4 +1,4 @@
-// owns: the one mail a paid checkout sends to an account that existed before it (operator contract §5): what was
+// owns: the one mail a paid checkout sends to an account that existed before it (docs/accounts.md, "Plans and checkouts"): what was
 // bought, how to cancel it in the portal, and a key link (as recovery sends), since its key page shows no key.
 import { generateMagicToken, hashMagicToken } from '../accounts/signup.ts';
 import { checkoutMail, verifyLink } from '../mail/templates.ts';

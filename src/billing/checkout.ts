@@ -149,7 +149,7 @@ async function provisionAccount(
  */
 export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Promise<SessionKeyResult> {
   if (!deps.provider.paidTiers) throw providerUnavailable(PAID_TIERS_OFF);
-  // Only sessions this service created reach the provider (operator contract §8): no call for a guessed id.
+  // Only sessions this service created reach the provider (docs/security.md): no call for a guessed id.
   if (!(await isCheckoutSessionKnown(deps.db, sessionIdHash(sessionId), sessionId))) {
     throw sessionNotFound(sessionId);
   }
@@ -183,7 +183,7 @@ export async function claimSessionKey(deps: CheckoutDeps, sessionId: string): Pr
  * hosts (local) keeps one customer per e-mail, so its portal of the account's customer (else the customer of its
  * subscription in force) lists every subscription. With Stripe, Stripe's customer portal of the one customer the
  * paying subscriptions are on; only when a checkout without the key left them on several customers, the service's
- * own portal, which lists them all (billing/portal.ts; operator contract §5).
+ * own portal, which lists them all (billing/portal.ts; docs/accounts.md).
  */
 export async function openPortal(deps: CheckoutDeps, accountId: string): Promise<{ url: string }> {
   if (!deps.provider.paidTiers) throw providerUnavailable(PAID_TIERS_OFF);

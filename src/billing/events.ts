@@ -130,7 +130,7 @@ export async function replacePreviousSubscriptions(
 }
 
 /**
- * What a paid checkout does beyond applying its subscription (operator contract §5): started with the account's
+ * What a paid checkout does beyond applying its subscription (docs/accounts.md, "Plans and checkouts"): started with the account's
  * key, it replaces the account's other subscriptions; started without, it cancels nothing. For an account that
  * existed before the checkout, the address is mailed (once per subscription) what was bought and a key link.
  * Both paths that see a paid checkout run it (the key page and the provider's checkout event); before the

@@ -100,7 +100,7 @@ export class LocalProvider implements PaymentProvider, HostedBillingPages {
         })
       ).id;
     const id = newId('cs');
-    // request.successUrl is not stored: contract §4 fixes where Pay redirects (/v1/billing/session/<id>/key).
+    // request.successUrl is not stored: the API fixes where Pay redirects (/v1/billing/session/<id>/key).
     await local.insertLocalSession(this.db, {
       id,
       customer_id: customerId,

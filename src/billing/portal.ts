@@ -1,7 +1,7 @@
 // owns: where an account's portal opens with a provider that hosts no pages here (Stripe): the provider's portal of
 // the one customer its paying subscriptions are on, the usual case; and the service's own portal for an account a
 // checkout without the key left on several customers (it pays on a customer of its own): every paying subscription
-// with its own cancel, and the provider's portal of each customer for cards and invoices (operator contract §5).
+// with its own cancel, and the provider's portal of each customer for cards and invoices (docs/accounts.md, "Plans and checkouts").
 import { createHash, randomBytes } from 'node:crypto';
 import { findAccountById } from '../store/accounts.ts';
 import { findPortalAccount, insertPortalSession } from '../store/portal-sessions.ts';

@@ -91,7 +91,7 @@ export function higherTier(a: string, b: string): Tier {
 }
 
 /**
- * The tier an account has (operator contract §5): the highest of the operator's tier and the tiers of its paying
+ * The tier an account has (docs/accounts.md, "Plans and checkouts"): the highest of the operator's tier and the tiers of its paying
  * subscriptions, so a subscription added beside others never lowers it and the end of one falls back to the
  * highest that remains.
  */

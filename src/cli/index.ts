@@ -16,7 +16,7 @@ const USAGE = `usage: imgpipe <command>
   keys revoke --email E                   revoke the account's active key
   accounts show --email E                 e-mail, tier, key state and usage this month
 
-Configuration comes from the environment (see README).`;
+Configuration comes from the environment (see docs/configuration.md).`;
 
 class UsageError extends Error {}
 

@@ -1,9 +1,10 @@
-// owns: the concrete output format of `f:auto` once the input is known (PNG keeps alpha where JPEG cannot; WebP
-// keeps an animation's frames).
+// owns: the operations of `f:auto` once the input is known: the concrete output format (PNG keeps alpha where JPEG
+// cannot; WebP keeps an animation's frames), or format "auto" over several accepted candidates.
 import sharp from 'sharp';
-import { sniffImageFormat } from '../pipeline/formats.ts';
+import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat, type OutputFormat } from '../pipeline/formats.ts';
+import { readHeifStructure } from '../pipeline/heif-structure.ts';
 import { decoderInput } from '../pipeline/input-header.ts';
-import type { Operations, OutputFormat } from '../pipeline/operations.ts';
+import type { Operations } from '../pipeline/operations.ts';
 import { planOutput } from '../pipeline/probe.ts';
 import { inspectInput, sharpInputOptions, type ProcessLimits } from '../pipeline/process.ts';
 import type { Negotiation } from './negotiate.ts';
@@ -21,19 +22,36 @@ export async function autoOutputFormat(
   limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
 ): Promise<OutputFormat> {
   const { fallback } = negotiated;
-  if (fallback === 'webp') return fallback;
+  if (fallback === FRAMES_OUTPUT) return fallback;
   if (negotiated.acceptsWebp) {
-    const asWebp = { ...operations, format: 'auto' as const, formats: ['webp' as const] };
+    const asWebp = { ...operations, format: 'auto' as const, formats: [FRAMES_OUTPUT] };
     const frames = inspectInput(input, asWebp, limits)?.frames ?? 1;
-    if (planOutput(sniffImageFormat(input)!, frames, asWebp).animated) return 'webp';
+    if (planOutput(sniffImageFormat(input)!, frames, asWebp).animated) return FRAMES_OUTPUT;
   }
   if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
-  const meta = await sharp(
-    decoderInput(input, sniffImageFormat(input)),
-    sharpInputOptions(limits.maxInputPixels),
-  )
+  const format = sniffImageFormat(input);
+  // A HEIC's alpha is known from its boxes (libvips never reads a HEIC in this process).
+  if (format === 'heic') return legacyOutput(readHeifStructure(input).hasAlpha);
+  const meta = await sharp(decoderInput(input, format), sharpInputOptions(limits.maxInputPixels))
     .metadata()
     .catch(() => undefined);
-  return meta?.hasAlpha === true ? 'png' : 'jpeg';
+  return legacyOutput(meta?.hasAlpha === true);
+}
+
+/**
+ * The operations of an `f:auto` URL for this request: several accepted candidates are format "auto" over them (the
+ * smallest), one is that format, none (or no `formats:` list) the negotiated class.
+ */
+export async function negotiatedOperations(
+  operations: Operations,
+  negotiated: Negotiation,
+  input: Buffer,
+  limits: Pick<ProcessLimits, 'maxInputPixels' | 'maxAnimationFrames'>,
+): Promise<Operations> {
+  const { formats: _listed, ...rest } = operations;
+  if (negotiated.candidates.length > 1)
+    return { ...rest, format: 'auto', formats: [...negotiated.candidates] };
+  const format = negotiated.candidates[0] ?? (await autoOutputFormat(negotiated, rest, input, limits));
+  return { ...rest, format };
 }

@@ -1,8 +1,20 @@
 // owns: choosing the output of `f:auto` from a request's Accept header.
-import type { OutputFormat } from '../pipeline/operations.ts';
+import {
+  FORMATS,
+  FRAMES_OUTPUT,
+  outputRule,
+  PREFERRED_OUTPUTS,
+  type OutputFormat,
+} from '../pipeline/formats.ts';
 
-/** What `f:auto` resolves to: AVIF, WebP, or `legacy` (JPEG, or PNG for an image with alpha). */
-export type NegotiatedFormat = 'avif' | 'webp' | 'legacy';
+/**
+ * What `f:auto` resolves to: the preferred output Accept names (AVIF, else WebP: formats.ts, `accept: 'named'`), or
+ * `legacy` (JPEG, or PNG for an image with alpha).
+ */
+export type NegotiatedFormat = OutputFormat | 'legacy';
+
+/** The outputs that count only when Accept names them, in the order they are preferred. */
+const NAMED_OUTPUTS = PREFERRED_OUTPUTS.filter((f) => outputRule(f).accept === 'named');
 
 /** The media types an Accept header names with a q above 0 (wildcards name nothing in particular). */
 function acceptedTypes(accept: string): Set<string> {
@@ -23,9 +35,7 @@ function acceptedTypes(accept: string): Set<string> {
 export function negotiateFormat(accept: string | undefined): NegotiatedFormat {
   if (!accept) return 'legacy';
   const types = acceptedTypes(accept);
-  if (types.has('image/avif')) return 'avif';
-  if (types.has('image/webp')) return 'webp';
-  return 'legacy';
+  return NAMED_OUTPUTS.find((f) => types.has(FORMATS[f].mime)) ?? 'legacy';
 }
 
 /**
@@ -38,7 +48,7 @@ export function acceptedCandidates(
   accept: string | undefined,
 ): OutputFormat[] {
   const types = accept ? acceptedTypes(accept) : new Set<string>();
-  return formats.filter((f) => f === 'jpeg' || f === 'png' || types.has(`image/${f}`));
+  return formats.filter((f) => outputRule(f).accept === 'always' || types.has(FORMATS[f].mime));
 }
 
 /** What `f:auto` is for one request: the part of the result cache's key, and the formats it may answer. */
@@ -60,7 +70,7 @@ export function negotiate(
   formats: readonly OutputFormat[] | undefined,
   accept: string | undefined,
 ): Negotiation {
-  const acceptsWebp = accept !== undefined && acceptedTypes(accept).has('image/webp');
+  const acceptsWebp = accept !== undefined && acceptedTypes(accept).has(FORMATS[FRAMES_OUTPUT].mime);
   if (formats === undefined) {
     const fallback = negotiateFormat(accept);
     // An animation is AVIF's first frame where WebP is not accepted, WebP where it is: two results, two keys.

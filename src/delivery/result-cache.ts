@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { OutputFormat } from '../pipeline/operations.ts';
+import type { OutputFormat } from '../pipeline/formats.ts';
 
 /** What a cached result answers with besides its bytes. */
 export interface CachedMeta {

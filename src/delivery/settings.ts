@@ -9,7 +9,7 @@ import {
   setDeliveryOrigins,
   type DeliverySigner,
 } from '../store/delivery.ts';
-import { invalidUrlSignature } from './errors.ts';
+import { invalidUrlSignature, originNotAllowed } from './errors.ts';
 import { signatureMatches, type DeliveryRequestPath } from './url.ts';
 
 export const DELIVERY_SECRET_PREFIX = 'imgpd_';
@@ -83,6 +83,14 @@ export function sourceOrigin(source: string): string | undefined {
     return new URL(source).origin;
   } catch {
     return undefined;
+  }
+}
+
+/** 403 origin_not_allowed unless `url` is from one of `origins` (an empty list allows any). */
+export function checkAllowedOrigin(origins: string[], url: string): void {
+  const origin = sourceOrigin(url);
+  if (origins.length > 0 && (origin === undefined || !origins.includes(origin))) {
+    throw originNotAllowed(origin ?? url);
   }
 }
 

@@ -3,7 +3,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidOperations } from '../pipeline/errors.ts';
 import { validateOperations, type Operations, type operationsSchema } from '../pipeline/operations.ts';
-import { URL_OPTIONS, type UrlOption, type UrlValueKind } from '../pipeline/registry.ts';
+import type { UrlOption, UrlValueKind } from '../pipeline/operations/entry.ts';
+import { URL_OPTIONS } from '../pipeline/registry.ts';
 
 export const DELIVERY_PREFIX = '/v1/u/';
 
@@ -71,11 +72,11 @@ function urlText(option: UrlOption, value: unknown): string | undefined {
 }
 
 /** The delivery URL options that say what `operations` (the JSON form) says; `f:auto` for format "auto". */
-export function deliveryOptionsOf(operations: Readonly<Record<string, unknown>>): Record<string, string> {
+export function deliveryOptionsOf(operations: object): Record<string, string> {
   const options: Record<string, string> = {};
   for (const option of URL_OPTIONS) {
     const [key, field] = option.path;
-    const top = operations[key];
+    const top = (operations as Readonly<Record<string, unknown>>)[key];
     const value = field === undefined ? top : (top as Record<string, unknown> | undefined)?.[field];
     const text = urlText(option, value);
     if (text !== undefined) options[option.name] = text;

@@ -15,12 +15,13 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export const FETCH_USER_AGENT = `imgpipe/${PACKAGE_VERSION}`;
 
-/** The only headers a fetch sends: no cookies, no credentials, nothing from the client's request. */
-const REQUEST_HEADERS = {
-  'user-agent': FETCH_USER_AGENT,
-  accept: 'image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8,*/*;q=0.5',
-  'accept-encoding': 'gzip, deflate, br',
-};
+/**
+ * The only headers a fetch sends: no cookies, no credentials, nothing from the client's request. `accept` is the
+ * caller's (the pipeline's formats: src/pipeline/formats.ts, FETCH_ACCEPT).
+ */
+function requestHeaders(accept: string) {
+  return { 'user-agent': FETCH_USER_AGENT, accept, 'accept-encoding': 'gzip, deflate, br' };
+}
 
 export type FetchConfig = Pick<
   Config,
@@ -28,6 +29,8 @@ export type FetchConfig = Pick<
 >;
 
 export interface UrlFetcherOptions {
+  /** The Accept header of every request (default any type). */
+  accept?: string;
   resolve?: HostResolver;
   tls?: Pick<ConnectionOptions, 'ca'>;
 }
@@ -85,13 +88,14 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
   const allowCidrs = config.fetchAllowCidrs;
   const timeoutMs = config.fetchTimeoutMs;
   const cap = config.maxFetchBytes;
+  const headers = requestHeaders(options.accept ?? '*/*');
 
   const pools = createPinnedPools({ connectTimeoutMs: timeoutMs, tls: options.tls });
 
   /**
    * One hop: its host resolved and every answer checked, then the request over a connection to the checked address
    * (kept alive for the next hop or fetch that checks to the same address), all within the hop's own
-   * FETCH_TIMEOUT_MS (api.md's Limits: "per url fetch, per hop"); `signal` aborts at it or at `stop`, and the
+   * FETCH_TIMEOUT_MS ("per url fetch, per hop", as the API's limits say); `signal` aborts at it or at `stop`, and the
    * request's own timeouts are set to it too, as a backstop.
    */
   async function fetchHop(
@@ -112,7 +116,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
       const res = await pools.forAddress(url, address).request({
         path: `${url.pathname}${url.search}`,
         method: 'GET',
-        headers: REQUEST_HEADERS,
+        headers,
         signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,

@@ -11,6 +11,8 @@ import {
 } from '../pipeline/operations.ts';
 import { isRawImageBody, operationsFromQuery, readRawImageBody } from './raw-image-body.ts';
 import { InputBytes, type InputBuffers } from '../input-buffers.ts';
+import type { UploadRef } from '../sources/upload.ts';
+import type { UrlRef } from '../sources/url.ts';
 import {
   emptyImage,
   emptyRawBody,
@@ -28,11 +30,20 @@ import {
   urlNotString,
 } from './upload-errors.ts';
 
-export type ImageSource = { kind: 'upload'; bytes: Buffer } | { kind: 'url'; url: string };
+/** What a request names as its image: an upload, or a url to fetch. */
+export type RequestSource = UploadRef | UrlRef;
 
 export interface ImageRequest {
-  source: ImageSource;
+  source: RequestSource;
   operations: Operations;
+}
+
+/** How a request's forms are read: the server's operations schema, the upload's limit and the buffers to read into. */
+export interface ImageRequestReading {
+  schema: ReturnType<typeof operationsSchema>;
+  maxUploadBytes: number;
+  /** Kept buffers for the upload; the job that reads it gives its buffer back (src/input-buffers.ts). */
+  buffers?: InputBuffers;
 }
 
 /** Longest `operations` text accepted; real ones are under 200 bytes. */
@@ -199,8 +210,7 @@ function decodeOperations(schema: ReturnType<typeof operationsSchema>, value: un
 /** The body's image or url and the operations as sent, with the checks every form shares. */
 async function readImageParts(
   request: FastifyRequest,
-  maxUploadBytes: number,
-  buffers?: InputBuffers,
+  { maxUploadBytes, buffers }: ImageRequestReading,
 ): Promise<{ image: Buffer | undefined; url: unknown; operations: unknown }> {
   let image: Buffer | undefined;
   let url: unknown;
@@ -221,7 +231,7 @@ async function readImageParts(
   return { image, url, operations };
 }
 
-function sourceOf(image: Buffer | undefined, url: unknown): ImageSource {
+function sourceOf(image: Buffer | undefined, url: unknown): RequestSource {
   if (image !== undefined) return { kind: 'upload', bytes: image };
   if (typeof url !== 'string') throw urlNotString();
   return { kind: 'url', url };
@@ -229,27 +239,23 @@ function sourceOf(image: Buffer | undefined, url: unknown): ImageSource {
 
 /**
  * Reads image or url plus operations; errors: no_image, bad_upload, image_too_large, invalid_operations. An
- * upload (multipart or raw body) is read into a buffer from `buffers`, for the caller to give back when nothing
- * reads it.
+ * upload (multipart or raw body) is read into a buffer from `reading.buffers`.
  */
 export async function readImageRequest(
   request: FastifyRequest,
-  schema: ReturnType<typeof operationsSchema>,
-  maxUploadBytes: number,
-  buffers?: InputBuffers,
+  reading: ImageRequestReading,
 ): Promise<ImageRequest> {
-  const { image, url, operations } = await readImageParts(request, maxUploadBytes, buffers);
-  const parsed = decodeOperations(schema, operations);
+  const { image, url, operations } = await readImageParts(request, reading);
+  const parsed = decodeOperations(reading.schema, operations);
   return { source: sourceOf(image, url), operations: parsed };
 }
 
 /** The same forms for POST /v1/image/info, where operations are optional (given, they are validated alike). */
 export async function readImageProbeRequest(
   request: FastifyRequest,
-  schema: ReturnType<typeof operationsSchema>,
-  maxUploadBytes: number,
-): Promise<{ source: ImageSource; operations: Operations | undefined }> {
-  const { image, url, operations } = await readImageParts(request, maxUploadBytes);
-  const parsed = operations === undefined ? undefined : decodeOperations(schema, operations);
+  reading: ImageRequestReading,
+): Promise<{ source: RequestSource; operations: Operations | undefined }> {
+  const { image, url, operations } = await readImageParts(request, reading);
+  const parsed = operations === undefined ? undefined : decodeOperations(reading.schema, operations);
   return { source: sourceOf(image, url), operations: parsed };
 }

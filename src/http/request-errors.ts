@@ -42,6 +42,10 @@ export function assetNotFound(file: string): ApiError {
   return apiError('not_found', `No file ${file} here`);
 }
 
+export function guideNotFound(guide: string): ApiError {
+  return apiError('not_found', `No guide ${guide}; /docs lists every guide`);
+}
+
 export function requestTimeout(): ApiError {
   return apiError('request_timeout', 'The request (headers and body) was not received in time');
 }

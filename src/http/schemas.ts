@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { EMAIL_RULE, isAcceptedEmail } from '../accounts/email.ts';
 import { PAID_TIERS, TIERS } from '../config.ts';
+import { sourceOrigin } from '../delivery/settings.ts';
 
 /** Trimmed, then checked by the one e-mail rule; the domain is lower-cased by the store's normaliseEmail. */
 const email = z
@@ -105,3 +106,48 @@ export const accountResponseSchema = z.looseObject({
 export const healthResponseSchema = z.looseObject({ status: z.string() });
 
 export const webhookResponseSchema = z.looseObject({ received: z.literal(true) });
+
+const MAX_ORIGINS = 50;
+
+/** PUT /v1/delivery/origins */
+export const originsBodySchema = z.preprocess(
+  absentAsEmpty,
+  z
+    .object({
+      origins: z
+        .array(
+          z
+            .string()
+            .refine(
+              (o) => /^https?:\/\//i.test(o) && sourceOrigin(o) === o.replace(/\/$/, '').toLowerCase(),
+              {
+                error:
+                  'each must be an origin such as https://images.example.com (scheme, host, optional port)',
+              },
+            ),
+        )
+        .max(MAX_ORIGINS, { error: `at most ${MAX_ORIGINS} origins` }),
+    })
+    .describe('The origins delivery URLs of this account may fetch from; [] allows any.'),
+);
+
+/** POST /v1/delivery/purge */
+export const purgeBodySchema = z.preprocess(
+  absentAsEmpty,
+  z
+    .object({
+      source: z
+        .string()
+        .min(1)
+        .max(8192)
+        .optional()
+        .describe(
+          'The source image URL exactly as your delivery URLs carry it (decoded): its derivatives only.',
+        ),
+      all: z.literal(true).optional().describe('true: every derivative of the account.'),
+    })
+    .refine((body) => (body.source === undefined) !== (body.all === undefined), {
+      error: 'give either "source" (an image URL) or "all": true',
+    })
+    .describe('What to purge: one source, or all of the account’s sources.'),
+);

@@ -26,6 +26,7 @@ import { docsRoutes, OPENAPI_HEAD } from './routes/docs.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { playgroundRoutes } from './routes/playground.ts';
 import { deliveryRoutes } from './routes/delivery.ts';
+import { deliverySettingsRoutes } from './routes/delivery-settings.ts';
 import { overlayRoutes } from './routes/overlays.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { STATIC_FILES } from './static-files.ts';
@@ -159,6 +160,7 @@ export async function buildServer(
   await app.register(docsRoutes, { ctx });
   await app.register(playgroundRoutes, { ctx });
   await app.register(deliveryRoutes, { ctx });
+  await app.register(deliverySettingsRoutes, { ctx });
   await app.register(overlayRoutes, { ctx });
   return app;
 }

@@ -23,22 +23,28 @@ export interface PageOptions {
   current?: string;
   /** Scripts under /assets/ this page runs. */
   scripts?: string[];
+  /** A page of wide tables (the guides): the main column takes the window's width, up to a limit. */
+  wide?: boolean;
+}
+
+/** The header of every page: the name, and the navigation to the other pages with `current` marked. */
+export function siteHeader(current?: string): string {
+  const nav = NAV.map(
+    ([href, label]) => `<a href="${href}"${href === current ? ' aria-current="page"' : ''}>${label}</a>`,
+  ).join('');
+  return `<header class="site"><a class="brand" href="/">imgpipe</a><nav>${nav}</nav></header>`;
 }
 
 /** The page shell: navigation to the other pages, the shared stylesheet, the page's scripts at the end. */
 export function sitePage(title: string, body: string, options: PageOptions = {}): string {
-  const nav = NAV.map(
-    ([href, label]) =>
-      `<a href="${href}"${href === options.current ? ' aria-current="page"' : ''}>${label}</a>`,
-  ).join('');
   const scripts = (options.scripts ?? [])
     .map((name) => `<script src="/assets/${name}" type="module"></script>`)
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title><link rel="stylesheet" href="/assets/site.css"></head>
-<body><header class="site"><a class="brand" href="/">imgpipe</a><nav>${nav}</nav></header>
-<main>
+<body>${siteHeader(options.current)}
+<main${options.wide ? ' class="wide"' : ''}>
 ${body}
 </main>
 ${scripts}

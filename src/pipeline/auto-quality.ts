@@ -45,7 +45,7 @@ export const SAMPLE: SampleShape = { tiles: 3, tile: 192 };
  * JPEG and WebP, alone or compared with each other: four tiles of 128 px, 0.59× the pixels of SAMPLE and so of the
  * metric's CPU. Chosen for JPEG on photographs other than the benchmark's (BENCHMARKS.md at 3059197, the quality search's notes):
  * with the JPEG margin refitted on them every one stayed within the band, as with SAMPLE. For WebP it also errs less
- * than SAMPLE: with its margin (output-search.ts, SAMPLE_MARGIN) 27 of 28 photographs within the band against 24
+ * than SAMPLE: with its margin (formats.ts, `sampleMargin`) 27 of 28 photographs within the band against 24
  * (fifth pass). Under 128 px the metric's coarsest scale falls under 8 px and drops out, and the band broke.
  */
 export const JPEG_WEBP_SAMPLE: SampleShape = { tiles: 4, tile: 128 };

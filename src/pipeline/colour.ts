@@ -2,7 +2,32 @@
 // plain pipeline, the output search's intermediate and each of its candidates, placeholders and delivery URLs all ask
 // colourRoute, so a CMYK, grey or 16-bit input comes out alike whichever path it takes.
 import type { Metadata, Sharp } from 'sharp';
-import { parseColour, type InputColour } from './steps.ts';
+import { outputRule, type OutputFormat } from './formats.ts';
+
+/** The input's colour as its header says: libvips' interpretation (`srgb`, `cmyk`, `b-w`, `grey16`, `rgb16`…). */
+export interface InputColour {
+  space: string;
+  /** It embeds an ICC profile. Only a grey input's route depends on it (colour.ts). */
+  hasProfile: boolean;
+}
+
+export const WHITE = { r: 255, g: 255, b: 255, alpha: 1 };
+export const TRANSPARENT = { r: 0, g: 0, b: 0, alpha: 0 };
+
+export interface Colour {
+  r: number;
+  g: number;
+  b: number;
+  alpha: number;
+}
+
+/** `#rgb`, `#rrggbb` or `#rrggbbaa` (the schema checked the spelling) as sharp's colour object. */
+export function parseColour(hex: string): Colour {
+  const digits = hex.slice(1);
+  const full = digits.length === 3 ? [...digits].map((d) => d + d).join('') : digits;
+  const byte = (i: number) => parseInt(full.slice(i * 2, i * 2 + 2), 16);
+  return { r: byte(0), g: byte(1), b: byte(2), alpha: full.length === 8 ? byte(3) / 255 : 1 };
+}
 
 /** The input's colour from its header. */
 export function inputColour(meta: Pick<Metadata, 'space' | 'icc'>): InputColour {
@@ -10,9 +35,9 @@ export function inputColour(meta: Pick<Metadata, 'space' | 'icc'>): InputColour 
 }
 
 /** Where the pixels are written: an output format, or the output search's lossless intermediate. */
-export type ColourTarget = 'jpeg' | 'png' | 'webp' | 'avif' | 'intermediate';
+export type ColourTarget = OutputFormat | 'intermediate';
 
-/** The operations' fields that can put colour into a grey image (registry.ts imports this module: no cycle). */
+/** The operations' fields that can put colour into a grey image (the operation entries import this module: no cycle). */
 interface ColourOperations {
   overlay?: unknown;
   background?: string | undefined;
@@ -30,12 +55,12 @@ export interface ColourRoute {
 }
 
 /**
- * Outputs that can hold grey pixels with a grey profile. libwebp writes only RGB, and the AVIF encoder turns grey
- * into RGB (a grey profile on RGB pixels would be wrong): those get the grey converted to sRGB instead.
+ * Where grey pixels keep a grey profile: the intermediate and the outputs that hold grey (formats.ts, `grey`); the
+ * others get the grey converted to sRGB (a grey profile on RGB pixels would be wrong).
  */
-const GREY_TARGETS: ReadonlySet<ColourTarget> = new Set(['jpeg', 'png', 'intermediate']);
-/** Outputs written with 16 bits per sample from a 16-bit input; JPEG, WebP and AVIF (at 8 bits) take 8. */
-const DEEP_TARGETS: ReadonlySet<ColourTarget> = new Set(['png', 'intermediate']);
+const holdsGrey = (target: ColourTarget) => target === 'intermediate' || outputRule(target).grey;
+/** Where a 16-bit input stays 16 bits per sample: the intermediate and the outputs that hold them (`deep`). */
+const holdsDeep = (target: ColourTarget) => target === 'intermediate' || outputRule(target).deep;
 
 const isGrey = (space: string) => space === 'b-w' || space === 'grey16';
 
@@ -55,8 +80,8 @@ function addsColour(ops: ColourOperations): boolean {
  */
 export function colourRoute(input: InputColour, target: ColourTarget, ops: ColourOperations): ColourRoute {
   if (input.space === 'cmyk') return { space: 'srgb', profile: 'srgb' };
-  const deep = DEEP_TARGETS.has(target) && (input.space === 'rgb16' || input.space === 'grey16');
-  if (isGrey(input.space) && GREY_TARGETS.has(target) && !addsColour(ops)) {
+  const deep = holdsDeep(target) && (input.space === 'rgb16' || input.space === 'grey16');
+  if (isGrey(input.space) && holdsGrey(target) && !addsColour(ops)) {
     return { space: deep ? 'grey16' : 'b-w', profile: 'input' };
   }
   const profile = isGrey(input.space) && input.hasProfile ? 'srgb' : 'input';

@@ -1,28 +1,19 @@
 // The errors of processing an image, one wording per situation: what failed and what the client can send instead.
 import { apiError, type ApiError } from '../errors.ts';
+import { DECODED_FORMATS, FORMATS, type InputFormat } from './formats.ts';
 
 /** Seconds a client is told to wait after busy. */
 export const BUSY_RETRY_AFTER_SECONDS = 2;
 
-/** The accepted inputs by their sniffed names (formats.ts's InputFormat; imported there, so not imported here). */
-const FORMAT_NAMES: Record<string, string> = {
-  jpeg: 'JPEG',
-  png: 'PNG',
-  webp: 'WebP',
-  avif: 'AVIF',
-  gif: 'GIF',
-  tiff: 'TIFF',
-};
-
-/** The accepted formats as a sentence's list: "JPEG, PNG, WebP, AVIF, GIF or TIFF", `but` left out. */
+/** The decoded formats as a sentence's list: "JPEG, PNG, WebP, AVIF, GIF, TIFF or HEIC", `but` left out. */
 function acceptedFormats(but?: string): string {
-  const names = Object.entries(FORMAT_NAMES).flatMap(([format, name]) => (format === but ? [] : [name]));
+  const names = DECODED_FORMATS.flatMap((format) => (format === but ? [] : [FORMATS[format].title]));
   return `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }
 
 const ACCEPTED = acceptedFormats();
 
-/** 422 unprocessable_image: `problem` says why (not an image, corrupt, HEIC, no pixels). */
+/** 422 unprocessable_image: `problem` says why (not an image, corrupt, no pixels). */
 export function unprocessableImage(problem: string, cause?: unknown): ApiError {
   return apiError(
     'unprocessable_image',
@@ -35,8 +26,8 @@ export function unprocessableImage(problem: string, cause?: unknown): ApiError {
  * 422 unprocessable_image for a file of an accepted format that libvips does not decode: what failed, and what to do,
  * never "send" the format it already is.
  */
-export function undecodableImage(format: string, detail: string, cause?: unknown): ApiError {
-  const name = FORMAT_NAMES[format] ?? 'image';
+export function undecodableImage(format: InputFormat, detail: string, cause?: unknown): ApiError {
+  const name = FORMATS[format].title;
   return apiError(
     'unprocessable_image',
     `The ${name} could not be decoded: ${detail}; save it again, or send it as ${acceptedFormats(format)}`,
@@ -70,7 +61,6 @@ export const NOT_AN_ACCEPTED_IMAGE = 'The file is not an image this server accep
 export function tooManyJpegScans(limit: number): string {
   return `The JPEG has more than ${limit} scans (encoders write at most about 10) and is not decoded`;
 }
-export const HEIC_NOT_DECODABLE = 'HEIC images (HEVC-coded) cannot be decoded by this server';
 
 /** 413 image_too_large for pixels; with `limit` (MAX_INPUT_PIXELS) the message says how many are accepted. */
 export function tooManyPixels(cause?: unknown, limit?: number): ApiError {

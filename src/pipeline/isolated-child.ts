@@ -1,18 +1,22 @@
 // The child process side of the isolated processor: runs one job at a time for the parent, until killed, or until
 // the parent is gone.
 import { isApiError } from '../errors.ts';
+import { allowHeicDecoding } from './heif-decode.ts';
 import type { IsolatedJob, IsolatedResult } from './isolated-processor.ts';
 import { processImage } from './process.ts';
 
 // The channel closes when the server dies, even by SIGKILL: no job is worth finishing then. sharp works on libuv's
 // pool, so this thread is free to hear it; SIGKILL to itself ends the libvips threads mid-call at once, where exit()
 // would first run the process's exit handlers.
+// HEIC is decoded here and nowhere else (heif-decode.ts refuses in any other process).
+allowHeicDecoding();
+
 process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 
 process.on('message', (job: IsolatedJob) => {
   const reply = (result: IsolatedResult) => process.send?.(result);
   const input = Buffer.from(job.input.buffer, job.input.byteOffset, job.input.byteLength);
-  processImage(input, job.ops, job.limits, () => {}, false, job.overlayImage)
+  processImage({ ...job, input })
     .then((image) => reply({ ok: true, image }))
     .catch((err: unknown) =>
       reply({

@@ -5,30 +5,18 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { getPriority, setPriority } from 'node:os';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
-import type { Operations } from './operations.ts';
-import type { ProcessedImage, ProcessLimits } from './process.ts';
+import type { PipelineJob, ProcessedImage } from './process.ts';
 import { ISOLATED_CHILD_ARGS } from '../paths.ts';
 
-export interface IsolatedJob {
-  input: Uint8Array;
-  ops: Operations;
-  limits: ProcessLimits;
-  /** The stored overlay the operations name (their `overlay`), read from the store by the parent. */
-  overlayImage?: Uint8Array;
-}
+/** A job as the parent sends it: its input arrives as bytes the child wraps in a Buffer again. */
+export type IsolatedJob = Omit<PipelineJob, 'input'> & { input: Uint8Array };
 
 export type IsolatedResult =
   { ok: true; image: ProcessedImage } | { ok: false; code: ErrorCode; message: string };
 
 export interface IsolatedProcessor {
   /** Rejects with process_timeout at the deadline, or when `signal` aborts (the child is killed either way). */
-  run(
-    input: Buffer,
-    ops: Operations,
-    limits: ProcessLimits,
-    signal: AbortSignal,
-    overlayImage?: Uint8Array,
-  ): Promise<ProcessedImage>;
+  run(job: PipelineJob, signal: AbortSignal): Promise<ProcessedImage>;
   close(): void;
 }
 
@@ -124,7 +112,7 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
   const take = () => idle.pop() ?? spawnChild();
 
   return {
-    run(input, ops, limits, signal, overlayImage) {
+    run({ input, ops, limits, overlayImage }, signal) {
       if (closed) return Promise.reject(busy('shutdown'));
       if (signal.aborted) return Promise.reject(processTimeout('client left'));
       const child = take();

@@ -1,21 +1,12 @@
-// owns: the `operations` object: its strict schema, parsing from text or JSON, and client-facing messages.
+// owns: the `operations` object: its strict schema (the registry's entries and their rules between fields), parsing
+// from text or JSON, and client-facing messages.
 import { z } from 'zod';
 import { invalidOperations } from './errors.ts';
-import { OPERATION_ENTRIES, operationsObject, PIPELINE_ORDER, type Operations } from './registry.ts';
+import type { Operations } from './operations/entry.ts';
+import { OPERATION_ENTRIES, operationsObject, PIPELINE_ORDER } from './registry.ts';
 
-export {
-  AUTO_FORMAT_CANDIDATES,
-  DEFAULT_QUALITY,
-  FIT_MODES,
-  MAX_BYTES_INPUT,
-  OUTPUT_FORMATS,
-  POSITION_STRATEGIES,
-  type FitMode,
-  type FocalPoint,
-  type Operations,
-  type OutputFormat,
-  type ResizePosition,
-} from './registry.ts';
+/** What the schema validates into (declared beside the entries, whose families add its fields). */
+export type { Operations };
 
 /** The schema validates requests and feeds the OpenAPI document; `maxDimension` is MAX_RESIZE_DIMENSION. */
 export function operationsSchema(maxDimension: number) {

@@ -14,10 +14,12 @@ import {
   type QualityModel,
   type SampleCodec,
 } from './auto-quality.ts';
-import { DEFAULT_QUALITY, MAX_BYTES_INPUT, type Operations, type OutputFormat } from './operations.ts';
+import { keepsAlpha, outputRule, type FrameTiming, type OutputFormat } from './formats.ts';
+import { DEFAULT_QUALITY, MAX_BYTES_INPUT } from './operations/encode.ts';
+import type { Operations, SourceInfo, StepContext } from './operations/entry.ts';
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
-import { applyPhases, BEFORE_ENCODE, FROM_ENCODE, type FrameTiming, type StepContext } from './registry.ts';
-import { avifOptions, type Region, type SourceInfo } from './steps.ts';
+import type { Region } from './position.ts';
+import { applyPhases, BEFORE_ENCODE, FROM_ENCODE } from './registry.ts';
 import { applyColourRoute, colourRoute } from './colour.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
@@ -25,8 +27,9 @@ export const MAX_BYTES_QUALITY_FLOOR = 30;
 
 /**
  * At a perceptual target AVIF was the smallest on every photograph measured (0.64× JPEG, 0.7× WebP at equal
- * SSIMULACRA 2, BENCHMARKS.md "Quality"), so from this many pixels up JPEG and WebP are not searched when AVIF is a
- * candidate; PNG, when listed, is still tried. Below it, container overhead can turn the order, so all are tried.
+ * SSIMULACRA 2, BENCHMARKS.md "Quality"), so from this many pixels up the other lossy formats are not searched when a
+ * format `smallestAtTarget` is a candidate; a lossless one (PNG), when listed, is still tried. Below it, container
+ * overhead can turn the order, so all are tried.
  */
 const AVIF_ONLY_FROM_PIXELS = 256 * 256;
 
@@ -35,25 +38,13 @@ function triedFormats(
   auto: boolean,
   im: Intermediate,
 ): readonly OutputFormat[] {
-  if (!auto || !formats.includes('avif') || im.width * im.height < AVIF_ONLY_FROM_PIXELS) return formats;
-  return formats.filter((f) => f === 'avif' || f === 'png');
+  const smallest = formats.filter((f) => outputRule(f).lossy?.smallestAtTarget === true);
+  if (!auto || smallest.length === 0 || im.width * im.height < AVIF_ONLY_FROM_PIXELS) return formats;
+  return formats.filter((f) => smallest.includes(f) || outputRule(f).lossy === undefined);
 }
 
 /** format "auto" encodes whole only the formats whose sample is at most this much larger than the smallest. */
 const FINALIST_MARGIN = 1.15;
-
-/**
- * Where each format's search starts for a SSIMULACRA 2 target, and the score points per quality step around it.
- * JPEG (table 2) and WebP: medians over seven photographs kept apart from the benchmark's ten (corpus Landscape_1,
- * kodim03, paris; mate-backgrounds Wood, YellowFlower, Elephants, GreenTraditional), so the benchmark stays a
- * held-out test. AVIF (effort 3, the default AVIF_EFFORT, chroma 4:2:0): effort 3 4:4:4's median over the benchmark
- * photographs (q60) plus the 5 points 4:2:0 needed at effort 2; measured afterwards, q63 (BENCHMARKS.md, "Quality").
- */
-export const QUALITY_MODELS: Record<Exclude<OutputFormat, 'png'>, QualityModel> = {
-  jpeg: { start: (t) => 82 + (t - 82) / 0.6, slope: 0.6, min: 10, max: 98 },
-  webp: { start: (t) => 86 + (t - 82) / 0.45, slope: 0.45, min: 10, max: 100 },
-  avif: { start: (t) => 65 + (t - 82) / 0.3, slope: 0.3, min: 10, max: 100 },
-};
 
 export interface SearchedOutput {
   data: Buffer;
@@ -101,26 +92,6 @@ function openIntermediate(im: Intermediate): Sharp {
 export const AUTO_JPEG_QUANT_TABLE = 2;
 
 /**
- * Score points the search aims above the target: the samples overrate most photographs. JPEG (JPEG_WEBP_SAMPLE):
- * fitted on photographs other than the benchmark's, 0.5 is the smallest that keeps each of them a point inside the
- * ±3 band (0.25: one at 79.9, 0: 79.5). WebP (JPEG_WEBP_SAMPLE): of 0, 0.5 and 1, the one margin that kept all 17
- * photographs of the training and benchmark sets within the band (0: Blinds at 78.8, 1: Aqua at 85.7); on 11
- * photographs used for nothing else, 10 within it (ColdRipple at 77.1; SAMPLE without a margin, as before: 9). AVIF
- * (SAMPLE): 1.5 puts the median of those 17 at the target (without a margin it was 1.4 under, and 3 of the 11 fell
- * out of the band, down to 77.3; with it 11 of 11). BENCHMARKS.md at 3059197, the quality search's notes.
- */
-const SAMPLE_MARGIN: Record<Exclude<OutputFormat, 'png'>, number> = { jpeg: 0.5, webp: 0.5, avif: 1.5 };
-
-/**
- * A probe whose sample score lands within this many points of the aim ends the search (the model's slope takes the
- * last step). Fitted on photographs other than the benchmark's (BENCHMARKS.md at 3059197, the quality search's notes): JPEG's 4 is the largest
- * that leaves their scores as with 3 (5 moved them), for 1.7 probes on average there (2.9 with a full search);
- * WebP's 2 the same scores as up to three probes. AVIF, whose slope is shallow (a 2-point error is 7 quality steps)
- * and which is within the CPU budget, keeps the search.
- */
-const PROBE_TOLERANCE: Record<Exclude<OutputFormat, 'png'>, number> = { jpeg: 4, webp: 2, avif: 0 };
-
-/**
  * The shortest side SSIMULACRA 2 can judge: its six scales halve the image, and below about 120 px it scores even
  * quality 100 in the low 60s (measured: 128x96 → 61.5 at q98, 160x120 → 83.2 at q92), which would send every
  * thumbnail to the top quality. Smaller outputs take the model's quality for the level, unmeasured.
@@ -133,9 +104,8 @@ function modelQuality(model: QualityModel, target: number): number {
 }
 
 /**
- * The encoder settings of steps.ts for a sample: the search must see what the final encode will write. `pixelsOnly`:
- * only the decoded pixels are read, not the size, so JPEG skips its second, Huffman-optimising pass (lossless: the
- * same pixels; 1.4 against 2.6 ms of CPU on a 512×128 sample, BENCHMARKS.md at 3059197, the quality search's notes).
+ * A sample's encode: the format's own encoder (formats.ts) with the final encode's settings, so the search sees what
+ * the answer will be. `pixelsOnly`: only the decoded pixels are read, not the size (the encoder may skip a pass).
  */
 export function encodeSample(
   format: OutputFormat,
@@ -144,13 +114,7 @@ export function encodeSample(
   jpegQuantTable: number | undefined,
   pixelsOnly: boolean,
 ): (img: Sharp) => Sharp {
-  if (format === 'jpeg') {
-    const table = jpegQuantTable === undefined ? {} : { quantisationTable: jpegQuantTable };
-    return (img) => img.jpeg({ quality, ...table, ...(pixelsOnly && { optimiseCoding: false }) });
-  }
-  if (format === 'webp') return (img) => img.webp({ quality });
-  if (format === 'avif') return (img) => img.avif(avifOptions(quality, avifEffort));
-  return (img) => img.png();
+  return (img) => outputRule(format).encode(img, { quality, avifEffort, jpegQuantTable, pixelsOnly });
 }
 
 export interface SearchInput {
@@ -223,7 +187,8 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
   return {
     open: req.open,
     kept: plain ? { raw: rawImage(data, info), ...(pageHeight && { pageHeight }) } : { tiff: data },
-    source: { ...req.source, width: info.width, height },
+    // The source as the steps left it (an operation that cuts pixels away gives it alpha).
+    source: { ...ctx.source, width: info.width, height },
     width: info.width,
     height,
     applied: ctx.applied,
@@ -365,7 +330,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const { ops, avifEffort } = req;
   const { formats } = req;
   // Padding of `contain` is transparent when any candidate keeps alpha; JPEG flattens it on white afterwards.
-  const resizeFormat = formats.find((f) => f !== 'jpeg') ?? 'jpeg';
+  const resizeFormat = formats.find((f) => outputRule(f).alpha) ?? formats[0]!;
   const im = await intermediate(req, resizeFormat);
   const auto = typeof ops.quality === 'string' ? parseAutoQuality(ops.quality) : undefined;
   const fixedQuality = typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY;
@@ -374,7 +339,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const tried = triedFormats(formats, auto !== undefined, im);
   const sizesCompared = formats.length > 1;
   // Formats compared by their sample sizes share one sample: AVIF's when it is tried, else JPEG and WebP's.
-  const shape = tried.includes('avif') ? SAMPLE : JPEG_WEBP_SAMPLE;
+  const shape = tried.some((f) => outputRule(f).lossy?.sample === SAMPLE) ? SAMPLE : JPEG_WEBP_SAMPLE;
   // The sample and the metric's original side are made once per variant (flattened for JPEG) and shared.
   const references = new Map<boolean, Promise<ScoredSample>>();
   const reference = (flatten: boolean) => {
@@ -389,16 +354,16 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   // Each format's quality (searched for the target, or the fixed number) and its size on the sample.
   const planned: { format: OutputFormat; quality: number; score?: number; sampleBytes: number }[] = [];
   for (const format of tried) {
-    const sample = await reference(format === 'jpeg' && req.source.hasAlpha);
+    const sample = await reference(req.source.hasAlpha && !keepsAlpha(req.source, format));
     const codec = sampleCodec(format, avifEffort, jpegQuantTable, req.open, sizesCompared);
-    if (auto && format !== 'png' && Math.min(im.width, im.height) < MIN_MEASURED_SIDE) {
-      const quality = modelQuality(QUALITY_MODELS[format], auto.target);
+    const lossy = outputRule(format).lossy;
+    if (auto && lossy && Math.min(im.width, im.height) < MIN_MEASURED_SIDE) {
+      const quality = modelQuality(lossy.model, auto.target);
       const sampleBytes = sizesCompared ? await sampleBytesAt(codec, sample.image, quality) : 0;
       planned.push({ format, quality, sampleBytes });
-    } else if (auto && format !== 'png') {
-      const aim = auto.target + SAMPLE_MARGIN[format];
-      const model = QUALITY_MODELS[format];
-      const found = await searchQuality(sample, aim, model, codec, 3, PROBE_TOLERANCE[format]);
+    } else if (auto && lossy) {
+      const aim = auto.target + lossy.sampleMargin;
+      const found = await searchQuality(sample, aim, lossy.model, codec, 3, lossy.probeTolerance);
       const sampleBytes = sizesCompared ? await sampleBytesAt(codec, sample.image, found.quality) : 0;
       planned.push({ format, quality: found.quality, score: found.score, sampleBytes });
     } else {
@@ -425,7 +390,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   let maxBytesMet: boolean | undefined;
   if (ops.max_bytes !== undefined) {
     const cap = ops.max_bytes === MAX_BYTES_INPUT ? req.inputBytes : ops.max_bytes;
-    if (best.data.length > cap && best.format !== 'png')
+    if (best.data.length > cap && outputRule(best.format).lossy)
       best = await fitUnder(cap, best, im, ops, avifEffort, jpegQuantTable);
     maxBytesMet = best.data.length <= cap;
   }

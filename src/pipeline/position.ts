@@ -1,4 +1,5 @@
-// owns: the geometry of resize.position: the crop window around a focal point (cover) and the padding of contain.
+// owns: the operations' pure geometry: a resize's target, which never enlarges; a rotation's canvas and where a region
+// lies once turned and flipped; resize.position's crop window around a focal point (cover) and contain's padding.
 
 /** A point in fractions of the upright image: x 0 the left edge, 1 the right; y 0 the top, 1 the bottom. */
 export type FocalPoint = { x: number; y: number };
@@ -8,11 +9,95 @@ export interface Size {
   height: number;
 }
 
-export interface Window {
+/** A region of an image in pixels. */
+export interface Region {
   left: number;
   top: number;
   width: number;
   height: number;
+}
+
+export type FlipDirection = 'horizontal' | 'vertical' | 'both';
+
+/** An angle as 0…359 degrees clockwise. */
+export const normalAngle = (degrees: number) => ((degrees % 360) + 360) % 360;
+
+/**
+ * The canvas a rotation by `degrees` makes: multiples of 90 keep or swap the sides; other angles widen it to the
+ * rotated rectangle's bounding box, rounded as libvips rounds it.
+ */
+export function rotatedSize(size: { width: number; height: number }, degrees: number) {
+  const angle = normalAngle(degrees);
+  if (angle % 180 === 0) return { width: size.width, height: size.height };
+  if (angle % 90 === 0) return { width: size.height, height: size.width };
+  const radians = (angle * Math.PI) / 180;
+  const cos = Math.abs(Math.cos(radians));
+  const sin = Math.abs(Math.sin(radians));
+  return {
+    width: Math.round(size.width * cos + size.height * sin),
+    height: Math.round(size.width * sin + size.height * cos),
+  };
+}
+
+/**
+ * Where a region of an image lies once the image is rotated clockwise by a multiple of 90 degrees and then flipped:
+ * sharp cuts its region after its rotation and flip when both are asked, so the crop of the upright image is
+ * carried into that frame.
+ */
+export function orientRegion(
+  region: Region,
+  size: { width: number; height: number },
+  degrees: number,
+  flip: FlipDirection | undefined,
+): Region {
+  let r = region;
+  let { width, height } = size;
+  for (let turn = normalAngle(degrees) / 90; turn > 0; turn--) {
+    r = { left: height - r.top - r.height, top: r.left, width: r.height, height: r.width };
+    [width, height] = [height, width];
+  }
+  if (flip === 'vertical' || flip === 'both') r = { ...r, top: height - r.top - r.height };
+  if (flip === 'horizontal' || flip === 'both') r = { ...r, left: width - r.left - r.width };
+  return r;
+}
+
+export type Fit = 'cover' | 'contain' | 'fill' | 'inside' | 'outside';
+
+/** What sharp is asked for: an exact output size, and whether to crop (cover), pad (contain) or scale (fill). */
+export interface ResizeTarget {
+  width: number;
+  height: number;
+  fit: 'cover' | 'contain' | 'fill';
+}
+
+const scaled = (side: number, k: number) => Math.max(1, Math.round(side * k));
+
+/**
+ * The output size of a resize, which never enlarges (api.md resize rule 3), in every fit, one side given or
+ * both. One side: the other follows the source's aspect ratio, scaled down only. inside/outside: the source's
+ * aspect ratio, fitting inside (or covering) the box, never above 1×. cover/contain: the requested box shrunk
+ * uniformly until it fits inside the source (its aspect ratio is kept), then cropped or padded. fill: each side
+ * clamped to the source's.
+ */
+export function resizeTarget(
+  fit: Fit,
+  box: { w?: number | undefined; h?: number | undefined },
+  source: { width: number; height: number },
+): ResizeTarget {
+  const { w, h } = box;
+  const proportional = (k: number): ResizeTarget => ({
+    width: scaled(source.width, Math.min(1, k)),
+    height: scaled(source.height, Math.min(1, k)),
+    fit: 'fill',
+  });
+  if (w === undefined || h === undefined) {
+    return proportional(w !== undefined ? w / source.width : (h ?? source.height) / source.height);
+  }
+  if (fit === 'inside') return proportional(Math.min(w / source.width, h / source.height));
+  if (fit === 'outside') return proportional(Math.max(w / source.width, h / source.height));
+  if (fit === 'fill') return { width: Math.min(w, source.width), height: Math.min(h, source.height), fit };
+  const k = Math.min(1, source.width / w, source.height / h);
+  return { width: scaled(w, k), height: scaled(h, k), fit };
 }
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
@@ -22,7 +107,7 @@ const clamp = (value: number, min: number, max: number) => Math.min(max, Math.ma
  * ratio inside the source, centred on the focal point, then shifted back inside the image where it would cross an
  * edge. So the point sits at the centre of the output whenever the image allows, else as close to it as it can.
  */
-export function focalCropWindow(source: Size, output: Size, focal: FocalPoint): Window {
+export function focalCropWindow(source: Size, output: Size, focal: FocalPoint): Region {
   const k = Math.min(source.width / output.width, source.height / output.height);
   const width = clamp(Math.round(output.width * k), 1, source.width);
   const height = clamp(Math.round(output.height * k), 1, source.height);

@@ -1,28 +1,43 @@
 // owns: POST /v1/image/info's answer: what an image's header says, and what POST /v1/image would write for it.
 import sharp from 'sharp';
 import {
-  HEIC_NOT_DECODABLE,
   invalidOperations,
   NOT_AN_ACCEPTED_IMAGE,
   tooManyFrames,
   tooManyPixels,
+  undecodableImage,
   unprocessableImage,
   unterminatedTiffText,
 } from './errors.ts';
-import { decodedAsSniffed, defaultOutputFormat, sniffImageFormat, type InputFormat } from './formats.ts';
-import type { Operations, OutputFormat } from './operations.ts';
+import { HeifStructureError, readHeifStructure, type HeifStructure } from './heif-structure.ts';
+import {
+  decodedAsSniffed,
+  defaultOutputFormat,
+  formatRow,
+  FRAMES_OUTPUT,
+  keepsAlpha,
+  outputRule,
+  isDecoded,
+  refusal,
+  sniffImageFormat,
+  type DecodedFormat,
+  type InputFormat,
+  type OutputFormat,
+} from './formats.ts';
+import type { Operations } from './operations.ts';
 import { decoderInput, readInputStructure, tiffUnterminatedTextTag } from './input-header.ts';
-import { autoFormatCandidates, OPERATION_ENTRIES, predictedSize } from './registry.ts';
+import { autoFormatCandidates } from './operations/encode.ts';
+import { OPERATION_ENTRIES, predictedSize } from './registry.ts';
 
 /** Runs libvips work in a job slot of the scheduler (run.ts' `inJobSlot` for the account asking). */
 export type InSlot = <T>(work: () => Promise<T>) => Promise<T>;
 
 export interface ImageFacts {
-  format: Exclude<InputFormat, 'heic'>;
-  /** Upright size (after the EXIF orientation), as the pipeline sees it. */
+  format: DecodedFormat;
+  /** Upright size (after the EXIF orientation; a HEIC's transforms), as the pipeline sees it. */
   width: number;
   height: number;
-  /** EXIF orientation 1–8 (1 when absent). */
+  /** EXIF orientation 1–8 (1 when absent); a HEIC's is that of its transforms (irot, imir), not its EXIF's. */
   orientation: number;
   hasAlpha: boolean;
   /** Frames (pages) in the file: more than 1 for an animated GIF or WebP. */
@@ -45,7 +60,7 @@ export interface OutputFacts {
 
 /** True when an input of this format with this many frames is written with all of them. */
 export function keepsFrames(input: InputFormat, frames: number, output: OutputFormat): boolean {
-  return frames > 1 && (input === 'gif' || input === 'webp') && output === 'webp';
+  return frames > 1 && formatRow(input).animates && outputRule(output).frames;
 }
 
 /** What a job writes for an input, decided before any pixel: its format(s) and whether every frame is kept. */
@@ -75,10 +90,10 @@ export function planOutput(
       ? keepingAlpha(autoFormatCandidates(ops), hasAlpha)
       : [ops.format ?? defaultOutputFormat(input)];
   const animated =
-    formats.includes('webp') &&
-    keepsFrames(input, frames, 'webp') &&
+    formats.includes(FRAMES_OUTPUT) &&
+    keepsFrames(input, frames, FRAMES_OUTPUT) &&
     (!auto || framesProblem(ops) === undefined);
-  return animated ? { formats: ['webp'], animated } : { formats, animated };
+  return animated ? { formats: [FRAMES_OUTPUT], animated } : { formats, animated };
 }
 
 /**
@@ -87,7 +102,7 @@ export function planOutput(
  */
 function keepingAlpha(candidates: readonly OutputFormat[], hasAlpha: boolean): readonly OutputFormat[] {
   if (!hasAlpha) return candidates;
-  const keeping = candidates.filter((f) => f !== 'jpeg');
+  const keeping = candidates.filter((f) => keepsAlpha({ hasAlpha }, f));
   return keeping.length > 0 ? keeping : candidates;
 }
 
@@ -137,6 +152,70 @@ export function checkDecodeLimits(frame: Size, decodedFrames: number, limits: Fr
 export function checkTiffText(input: Buffer, format: InputFormat): void {
   const unterminated = format === 'tiff' ? tiffUnterminatedTextTag(input) : undefined;
   if (unterminated !== undefined) throw unterminatedTiffText(unterminated);
+}
+
+/**
+ * Most tiles of a HEIC's grid. Cameras write a few hundred at most (an iPhone's 48 MP photo: 192 tiles of 512×512);
+ * each tile is a decode of its own, and a grid may name one small tile thousands of times.
+ */
+export const MAX_HEIC_TILES = 1024;
+
+/**
+ * A HEIC's item structure, read from its boxes before any decoder runs, refused where it must not be decoded:
+ * unreadable or truncated, a primary image not coded in HEVC, or a grid of more than MAX_HEIC_TILES tiles (422);
+ * more images than MAX_ANIMATION_FRAMES (413, as a TIFF's pages). Its pixels are checked by checkHeicPixels.
+ */
+export function heicStructure(input: Buffer, limits: FrameLimits): HeifStructure {
+  let structure: HeifStructure;
+  try {
+    structure = readHeifStructure(input);
+  } catch (err) {
+    if (err instanceof HeifStructureError) throw undecodableImage('heic', err.message, err);
+    throw err;
+  }
+  if (structure.codec !== 'hevc') {
+    throw undecodableImage('heic', `its primary image is a ${structure.primaryType} item, not HEVC-coded`);
+  }
+  if (structure.tiles > MAX_HEIC_TILES) {
+    throw undecodableImage(
+      'heic',
+      `its grid has ${structure.tiles} tiles, more than the ${MAX_HEIC_TILES} this server decodes (cameras write a few hundred at most)`,
+    );
+  }
+  if (structure.width < 1 || structure.height < 1) throw unprocessableImage('The image has no pixels');
+  checkFrameCount(structure.images, limits);
+  return structure;
+}
+
+/**
+ * MAX_INPUT_PIXELS for a HEIC, from its boxes: what the decoder makes, the image or, for a grid, its tiles together
+ * (they may reach past the image's edges), whichever is more (413).
+ */
+export function checkHeicPixels(structure: HeifStructure, limits: FrameLimits): void {
+  const pixels = Math.max(structure.width * structure.height, structure.codedPixels);
+  if (pixels > limits.maxInputPixels) throw tooManyPixels(undefined, limits.maxInputPixels);
+}
+
+/** A HEIC's facts from its boxes alone: libvips never reads a HEIC in the server's process. */
+function heicFacts(input: Buffer, limits: FrameLimits): ImageFacts {
+  const structure = heicStructure(input, limits);
+  const transposed = structure.orientation >= 5;
+  return {
+    format: 'heic',
+    width: transposed ? structure.height : structure.width,
+    height: transposed ? structure.width : structure.height,
+    orientation: structure.orientation,
+    hasAlpha: structure.hasAlpha,
+    frames: structure.images,
+    iccProfile: structure.icc ? (iccDescription(structure.icc) ?? null) : null,
+    bytes: input.length,
+    metadata: {
+      exif: structure.exif !== undefined,
+      xmp: structure.xmp !== undefined,
+      iptc: false,
+      icc: structure.icc !== undefined,
+    },
+  };
 }
 
 /**
@@ -201,7 +280,8 @@ export function iccDescription(profile: Buffer): string | undefined {
 export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InSlot): Promise<ImageFacts> {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
-  if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (!isDecoded(format)) throw unprocessableImage(refusal(format));
+  if (format === 'heic') return heicFacts(input, limits);
   checkTiffText(input, format);
   const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
   checkFrameCount(readInputStructure(input, format, maxFrames)?.frames ?? 1, limits);
@@ -217,7 +297,8 @@ export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InS
   if (!decodedAsSniffed(format, meta.format)) {
     throw unprocessableImage(`The file starts like ${format} but is not a ${format} image`);
   }
-  if (meta.compression === 'hevc') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  // HEVC read by libvips' loader: sniffed as AVIF by its brands because its boxes could not be read here.
+  if (meta.compression === 'hevc') throw undecodableImage('heic', 'its item structure could not be read');
   const frames = Math.max(1, meta.pages ?? 1);
   // Read as one page, width and height are one frame's.
   const width = meta.width ?? 0;

@@ -2,7 +2,6 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { isApiError } from '../errors.ts';
 import {
-  HEIC_NOT_DECODABLE,
   NOT_AN_ACCEPTED_IMAGE,
   processTimeout,
   tooManyJpegScans,
@@ -10,6 +9,7 @@ import {
   undecodableImage,
   unprocessableImage,
 } from './errors.ts';
+import { decodeHeic } from './heif-decode.ts';
 import {
   decoderInput,
   hasTooManyJpegScans,
@@ -18,30 +18,38 @@ import {
   readJpegFrame,
   type InputStructure,
 } from './input-header.ts';
-import { ACCEPTED_LOADERS, decodedAsSniffed, sniffImageFormat, type InputFormat } from './formats.ts';
-import { DEFAULT_QUALITY, type Operations, type OutputFormat } from './operations.ts';
+import {
+  ACCEPTED_LOADERS,
+  decodedAsSniffed,
+  isDecoded,
+  outputRule,
+  refusal,
+  sniffImageFormat,
+  type InputFormat,
+  type OutputFormat,
+} from './formats.ts';
+import type { Operations } from './operations.ts';
+import { DEFAULT_QUALITY } from './operations/encode.ts';
+import { PHASES, type SourceInfo, type StepContext } from './operations/entry.ts';
 import {
   checkDecodeLimits,
   checkFrameCount,
   checkFramesOperations,
+  checkHeicPixels,
   checkTiffText,
   DEFAULT_MAX_ANIMATION_FRAMES,
+  heicStructure,
   planOutput,
+  type FrameLimits,
+  type OutputPlan,
 } from './probe.ts';
 import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
 import { restoreMergedFrames } from './webp-frames.ts';
-import {
-  applyPhases,
-  needsOutputSearch,
-  operationsForFrames,
-  PHASES,
-  predictedSize,
-  type StepContext,
-} from './registry.ts';
+import { applyPhases, needsOutputSearch, operationsForFrames, predictedSize } from './registry.ts';
 import { prepareOverlay, unknownOverlay } from './overlay.ts';
-import { applyColourRoute, colourRoute, inputColour } from './colour.ts';
+import { applyColourRoute, colourRoute, inputColour, type InputColour } from './colour.ts';
 import { placeholderOfImage, placeholderOfPixels, type Placeholder } from './placeholder.ts';
-import { normalAngle, type InputColour, type Region, type SourceInfo } from './steps.ts';
+import { normalAngle, type Region } from './position.ts';
 
 /**
  * libvips' operation cache is off for this process: every job is a new image, so the cache (sharp's default: 100
@@ -58,6 +66,22 @@ export interface ProcessLimits {
   avifEffort: number;
   /** MAX_ANIMATION_FRAMES; absent: its default (300). */
   maxAnimationFrames?: number;
+}
+
+/** One image job as the pipeline takes it, in this process or in an isolated child. */
+export interface PipelineJob {
+  input: Buffer;
+  ops: Operations;
+  limits: ProcessLimits;
+  /** The stored overlay the operations name (their `overlay`), read by the caller for the requesting account. */
+  overlayImage?: Uint8Array | undefined;
+}
+
+export interface ProcessOptions extends PipelineJob {
+  /** Runs once libvips has really stopped (answered, failed or timed out). */
+  onSettled?: () => void;
+  /** The caller already ran inspectInput on these bytes and operations. */
+  inspected?: boolean;
 }
 
 export interface ProcessedImage {
@@ -79,7 +103,7 @@ export interface ProcessedImage {
 
 // Process-wide and done once, on the first import of the pipeline: only the accepted inputs' loaders stay usable.
 sharp.block({ operation: ['VipsForeignLoad'] });
-sharp.unblock({ operation: ACCEPTED_LOADERS });
+sharp.unblock({ operation: [...ACCEPTED_LOADERS] });
 
 /**
  * Maps a sharp/libvips failure to the API's error: pixel limit 413, deadline 422, anything else 422 (naming `format`,
@@ -109,9 +133,9 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
 
 /**
  * What a job's input is, from its bytes alone (one linear walk, no libvips call), refusing what must never reach a
- * decoder: not an accepted image or HEIC (422), a JPEG with too many scans (422), more frames than
- * MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS over the frames that would be decoded (413). Undefined
- * for an input whose structure is not walked (AVIF) or could not be read.
+ * decoder: not an accepted image (422), a JPEG with too many scans or a HEIC whose boxes refuse it (422), more
+ * frames than MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS over the frames that would be decoded (413).
+ * Undefined for an input whose structure is not walked (AVIF) or could not be read.
  */
 export function inspectInput(
   input: Buffer,
@@ -120,7 +144,8 @@ export function inspectInput(
 ): InputStructure | undefined {
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
-  if (format === 'heic') throw unprocessableImage(HEIC_NOT_DECODABLE);
+  if (!isDecoded(format)) throw unprocessableImage(refusal(format));
+  if (format === 'heic') return heicInputStructure(input, limits);
   if (format === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
@@ -135,6 +160,25 @@ export function inspectInput(
   const { animated } = planOutput(format, structure.frames, ops);
   checkDecodeLimits(structure, animated ? structure.frames : 1, limits);
   return structure;
+}
+
+/** A HEIC's structure, as inspectInput answers it: one frame (the primary image) of its stored size. */
+function heicInputStructure(input: Buffer, limits: FrameLimits): InputStructure {
+  const structure = heicStructure(input, limits);
+  checkHeicPixels(structure, limits);
+  const { width, height } = structure;
+  return { format: 'heic', width, height, frames: 1, progressive: false, scans: 0, readable: true };
+}
+
+/**
+ * The bytes every libvips call of a job reads (input-header.ts' decoderInput), and a HEIC's pixels decoded here, in
+ * the isolated child (heif-decode.ts refuses anywhere else), as a PNG with its profile and metadata.
+ */
+function libvipsInput(input: Buffer, format: InputFormat, limits: FrameLimits): Buffer {
+  if (format !== 'heic') return decoderInput(input, format);
+  const structure = heicStructure(input, limits);
+  checkHeicPixels(structure, limits);
+  return decodeHeic(input, structure);
 }
 
 /**
@@ -254,59 +298,100 @@ function jpegHeader(input: Buffer): InputHeader | undefined {
   };
 }
 
-async function runPipeline(
-  input: Buffer,
-  requested: Operations,
-  limits: ProcessLimits,
-  deadlineAt: number,
-  inspected: boolean,
-  overlayImage: Uint8Array | undefined,
-): Promise<ProcessedImage> {
-  if (!inspected) inspectInput(input, requested, limits);
-  const inputFormat = sniffImageFormat(input)!;
-  const pixels = decoderInput(input, inputFormat);
+/** One run of the pipeline: the job, and the moment its one deadline falls (performance.now()). */
+interface Run extends PipelineJob {
+  deadlineAt: number;
+  /** The caller already ran inspectInput on these bytes and operations. */
+  inspected: boolean;
+}
 
+/** What the input phase read: the format, the bytes every decoder reads, the first frame and the header. */
+interface ReadInput {
+  format: InputFormat;
+  /** The bytes every libvips call reads (decoderInput's). */
+  pixels: Buffer;
+  firstFrame: Sharp;
+  header: InputHeader;
+  /**
+   * libvips' whole header; undefined when the header came from a plain JPEG's markers, which only a job without a
+   * search or placeholder does (jpegHeader's rule): such a job is written by the direct path.
+   */
+  fullHeader: Metadata | undefined;
+  width: number;
+  height: number;
+}
+
+/**
+ * Phase 1, the input: its structure checked without libvips (unless the caller did), then its header, from the
+ * markers where jpegHeader's rule allows, else from libvips; a file that is not what its magic bytes say, or has no
+ * pixels, is refused here.
+ */
+async function readInput(run: Run): Promise<ReadInput> {
+  const { input, ops, limits } = run;
+  if (!run.inspected) inspectInput(input, ops, limits);
+  const format = sniffImageFormat(input)!;
+  const pixels = libvipsInput(input, format, limits);
   const firstFrame = sharp(pixels, sharpInputOptions(limits.maxInputPixels));
-  const search = needsOutputSearch(requested);
-  const fromMarkers =
-    inputFormat === 'jpeg' && !search && requested.placeholder !== true ? jpegHeader(input) : undefined;
-  // A search or a placeholder never reads its header from the markers (jpegHeader's rule): it has libvips' whole one.
-  const libvipsMeta = fromMarkers ? undefined : await firstFrame.metadata();
-  const meta: InputHeader = fromMarkers ?? libvipsMeta!;
-  if (!decodedAsSniffed(inputFormat, meta.format)) {
-    throw unprocessableImage(`The file starts like ${inputFormat} but is not a ${inputFormat} image`);
+  const plain = !needsOutputSearch(ops) && ops.placeholder !== true;
+  const fromMarkers = format === 'jpeg' && plain ? jpegHeader(input) : undefined;
+  let header: InputHeader;
+  let fullHeader: Metadata | undefined;
+  if (fromMarkers) header = fromMarkers;
+  else header = fullHeader = await firstFrame.metadata();
+  if (!decodedAsSniffed(format, header.format)) {
+    throw unprocessableImage(`The file starts like ${format} but is not a ${format} image`);
   }
-  if (meta.compression === 'hevc') throw unprocessableImage(HEIC_NOT_DECODABLE);
-  const width = meta.width ?? 0;
-  const height = meta.height ?? 0;
+  // HEVC read by libvips' loader: sniffed as AVIF by its brands because its boxes could not be read here.
+  if (header.compression === 'hevc') throw undecodableImage('heic', 'its item structure could not be read');
+  const width = header.width ?? 0;
+  const height = header.height ?? 0;
   if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');
+  return { format, pixels, firstFrame, header, fullHeader, width, height };
+}
 
+/** What the plan phase decided and opened: the formats, the frames, the image the steps run on, its size. */
+interface Planned {
+  plan: OutputPlan;
+  frames: number;
+  image: Sharp;
+  source: SourceInfo;
+  trimmed: Region | undefined;
+  /** The operations as the steps get them (an animation's frames may take them changed: operationsForFrames). */
+  ops: Operations;
+}
+
+/**
+ * Phase 2, the plan: what is written (planOutput: the formats, and whether an animation keeps its frames), the
+ * decode and output pixel limits from the header and trim's first pass, and the image the steps run on (every
+ * frame, a CMYK input turned upright in sRGB first, or the first frame), under the deadline.
+ */
+async function planJob(run: Run, read: ReadInput): Promise<Planned> {
+  const { ops: requested, limits, deadlineAt } = run;
+  const { header, pixels, width, height } = read;
   // An animated GIF or WebP written as WebP keeps every frame (a search encodes them all); anything else decodes
   // the first frame only.
-  const plan = planOutput(inputFormat, meta.pages ?? 1, requested, meta.hasAlpha === true);
-  const { animated } = plan;
-  const format = plan.formats[0]!;
-  const frames = animated ? (meta.pages ?? 1) : 1;
+  const plan = planOutput(read.format, header.pages ?? 1, requested, header.hasAlpha === true);
+  const frames = plan.animated ? (header.pages ?? 1) : 1;
   checkDecodeLimits({ width, height }, frames, limits);
-  const colour = inputColour(meta);
-  const image = animated
+  const colour = inputColour(header);
+  const image = plan.animated
     ? sharp(pixels, { ...sharpInputOptions(limits.maxInputPixels), animated: true })
     : turnsCmyk(colour, requested)
       ? sharp(
-          await uprightInSrgb(firstFrame, colour, requested, deadlineAt),
+          await uprightInSrgb(read.firstFrame, colour, requested, deadlineAt),
           sharpInputOptions(limits.maxInputPixels),
         )
-      : firstFrame;
+      : read.firstFrame;
   image.timeout({ seconds: secondsLeft(deadlineAt) });
 
-  const transposed = (meta.orientation ?? 1) >= 5;
+  const transposed = (header.orientation ?? 1) >= 5;
   const source: SourceInfo = {
     width: transposed ? height : width,
     height: transposed ? width : height,
-    hasAlpha: meta.hasAlpha === true,
+    hasAlpha: header.hasAlpha === true,
     colour,
   };
-  if (animated) checkFramesOperations(requested);
+  if (plan.animated) checkFramesOperations(requested);
   const trimmed = await trimRegion(pixels, requested, limits, deadlineAt);
   // The output's size is known before a pixel is processed (trim's from its first pass): more than the cap is 413.
   const output = predictedSize(trimmed ?? source, requested);
@@ -315,70 +400,96 @@ async function runPipeline(
   // The job's one deadline, so a pass over the first frame stops with it too.
   const firstFrameOnly = () =>
     sharp(pixels, sharpInputOptions(limits.maxInputPixels)).timeout({ seconds: secondsLeft(deadlineAt) });
-  const ops = animated ? await operationsForFrames(requested, source, firstFrameOnly) : requested;
+  const ops = plan.animated ? await operationsForFrames(requested, source, firstFrameOnly) : requested;
+  return { plan, frames, image, source, trimmed, ops };
+}
+
+/**
+ * Phase 3, the steps' context: the format and quality the steps write, and the account's overlay prepared for the
+ * output's size. The caller reads the overlay before the job; a job without it never runs with another image.
+ */
+async function stepContext(run: Run, planned: Planned): Promise<StepContext> {
+  const { image, ops, source, trimmed, frames } = planned;
   const ctx: StepContext = {
     image,
     ops,
     source,
-    format,
+    format: planned.plan.formats[0]!,
     quality: typeof ops.quality === 'number' ? ops.quality : DEFAULT_QUALITY,
-    avifEffort: limits.avifEffort,
+    avifEffort: run.limits.avifEffort,
     applied: [],
     ...(trimmed && { trimmed }),
   };
   if (ops.overlay) {
-    // The caller reads the account's overlay before the job; a job without it never runs with another image.
-    if (!overlayImage) throw unknownOverlay(ops.overlay.name);
+    if (!run.overlayImage) throw unknownOverlay(ops.overlay.name);
     ctx.overlay = await prepareOverlay(
-      overlayImage,
+      run.overlayImage,
       predictedSize(trimmed ?? source, ops),
       ops.overlay,
       frames,
     );
   }
+  return ctx;
+}
+
+/**
+ * Phase 4, the output: the registry's steps in pipeline order, then one encode; or, for a search (quality "auto…",
+ * format "auto", max_bytes), the steps before the encode once and a search over the candidates; or, for a
+ * placeholder, one encode that keeps its pixels. An animation's frames come back as the input had them.
+ */
+async function writeOutput(
+  run: Run,
+  read: ReadInput,
+  planned: Planned,
+  ctx: StepContext,
+): Promise<ProcessedImage> {
+  const { image, plan } = planned;
+  const { animated } = plan;
+  const { header, fullHeader } = read;
   image.autoOrient();
   // An animation's frames as the input had them, whatever libwebp merged (webp-frames.ts).
-  const delays = meta.delay ?? [];
+  const delays = header.delay ?? [];
   const allFrames = async (data: Buffer) =>
-    animated ? await restoreMergedFrames(data, delays, secondsLeft(deadlineAt)) : { data, frames: 1 };
-  const throughIntermediate = (): SearchInput => ({
-    ...ctx,
-    ...(trimmed && { trimmed }),
-    formats: plan.formats,
-    ...(animated && {
-      frameTiming: {
-        ...(meta.delay && { delay: meta.delay }),
-        ...(meta.loop !== undefined && { loop: meta.loop }),
-      },
-    }),
-    inputBytes: input.length,
-    inputMeta: libvipsMeta!,
-    // Every instance from the intermediate gets what is left of the one deadline, and none starts after it.
-    open: (data, raw) =>
-      sharp(data, { ...sharpInputOptions(limits.maxInputPixels), ...(raw && { raw }) }).timeout({
-        seconds: secondsLeft(deadlineAt),
+    animated ? await restoreMergedFrames(data, delays, secondsLeft(run.deadlineAt)) : { data, frames: 1 };
+  if (fullHeader !== undefined) {
+    const throughIntermediate = (): SearchInput => ({
+      ...ctx,
+      formats: plan.formats,
+      ...(animated && {
+        frameTiming: {
+          ...(header.delay && { delay: header.delay }),
+          ...(header.loop !== undefined && { loop: header.loop }),
+        },
       }),
-  });
-  if (search) {
-    const searched = await searchOutput(throughIntermediate());
-    return { ...searched, ...(await allFrames(searched.data)) };
-  }
-  if (ops.placeholder === true && !animated) {
-    // The placeholder from the pixels before the encode: decoding the output again cost ~1.8 ms on W1, this ~0.6 ms
-    // (BENCHMARKS.md, "Placeholder"). JPEG flattens alpha, which those pixels still have: such an output is decoded.
-    const kept = await encodeKeepingPixels(throughIntermediate(), ctx.quality);
-    if (kept) {
-      const { pixels, ...encoded } = kept;
-      const flattened = encoded.format === 'jpeg' && pixels.channels === 4;
-      return {
-        ...encoded,
-        frames: 1,
-        placeholder: flattened ? await placeholderOfImage(encoded.data) : placeholderOfPixels(pixels),
-      };
+      inputBytes: run.input.length,
+      inputMeta: fullHeader,
+      // Every instance from the intermediate gets what is left of the one deadline, and none starts after it.
+      open: (data, raw) =>
+        sharp(data, { ...sharpInputOptions(run.limits.maxInputPixels), ...(raw && { raw }) }).timeout({
+          seconds: secondsLeft(run.deadlineAt),
+        }),
+    });
+    if (needsOutputSearch(ctx.ops)) {
+      const searched = await searchOutput(throughIntermediate());
+      return { ...searched, ...(await allFrames(searched.data)) };
+    }
+    if (ctx.ops.placeholder === true && !animated) {
+      // The placeholder from the pixels before the encode: decoding the output again cost ~1.8 ms on W1, this
+      // ~0.6 ms (BENCHMARKS.md, "Placeholder"). JPEG flattens alpha, which those pixels still have: such an output
+      // is decoded.
+      const kept = await encodeKeepingPixels(throughIntermediate(), ctx.quality);
+      if (kept) {
+        const { pixels, ...encoded } = kept;
+        const flattened = !outputRule(encoded.format).alpha && pixels.channels === 4;
+        return {
+          ...encoded,
+          frames: 1,
+          placeholder: flattened ? await placeholderOfImage(encoded.data) : placeholderOfPixels(pixels),
+        };
+      }
     }
   }
   applyPhases(ctx, PHASES);
-
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
   return {
     ...(await allFrames(data)),
@@ -389,22 +500,23 @@ async function runPipeline(
   };
 }
 
+/** A job's phases in order: the input, the plan, the steps' context, the output. */
+async function runPipeline(run: Run): Promise<ProcessedImage> {
+  const read = await readInput(run);
+  const planned = await planJob(run, read);
+  const ctx = await stepContext(run, planned);
+  return writeOutput(run, read, planned, ctx);
+}
+
 /**
  * Processes one image. PROCESS_TIMEOUT_MS counts from this call for everything the job does (every sharp instance
  * gets what is left of it). Rejects with process_timeout at the deadline; `onSettled` runs only when libvips has
  * really stopped (sharp's own timeout kills the work), so a concurrency slot is never freed while it still runs.
- * `inspected`: the caller already ran inspectInput on these bytes and operations.
  */
-export function processImage(
-  input: Buffer,
-  ops: Operations,
-  limits: ProcessLimits,
-  onSettled: () => void = () => {},
-  inspected = false,
-  overlayImage?: Uint8Array,
-): Promise<ProcessedImage> {
+export function processImage(job: ProcessOptions): Promise<ProcessedImage> {
+  const { input, ops, limits, onSettled = () => {}, inspected = false } = job;
   const deadlineAt = performance.now() + limits.processTimeoutMs;
-  const work = runPipeline(input, ops, limits, deadlineAt, inspected, overlayImage).then(async (image) =>
+  const work = runPipeline({ ...job, deadlineAt, inspected }).then(async (image) =>
     ops.placeholder === true && !image.placeholder
       ? { ...image, placeholder: await placeholderOfImage(image.data) }
       : image,

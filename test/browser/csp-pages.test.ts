@@ -17,7 +17,7 @@ function watchProblems(page: Page): string[] {
   return problems;
 }
 
-test('security headers: /docs, the playground, /pricing, the verify page and the local checkout work under the CSP', async (t) => {
+test('security headers: /docs, a guide, the playground, /pricing, the verify page and the local checkout work under the CSP', async (t) => {
   if (!existsSync(CHROMIUM)) {
     t.skip(`Chromium not found at ${CHROMIUM} (install the Debian package "chromium" or set CHROMIUM_PATH)`);
     return;
@@ -37,6 +37,7 @@ test('security headers: /docs, the playground, /pricing, the verify page and the
 
   const pages: Array<{ name: string; path: string; ready: string }> = [
     { name: 'docs', path: '/docs', ready: '.swagger-ui .opblock' },
+    { name: 'guide', path: '/docs/delivery', ready: 'article.guide h1' },
     { name: 'playground', path: '/', ready: 'form' },
     { name: 'pricing', path: '/pricing', ready: 'h1' },
     { name: 'verify', path: verifyPath, ready: '#go' },

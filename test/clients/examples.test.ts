@@ -1,5 +1,5 @@
-// Every example of examples/ (curl, JavaScript, Python) runs against a real server and does what it says; the
-// README and /docs show each one verbatim, so no example can rot.
+// Every example of examples/ (curl, JavaScript, Python) runs against a real server and does what it says;
+// docs/examples.md and /docs show each one verbatim, so no example can rot.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -112,8 +112,8 @@ test('examples (python): upload and url print the JSON error’s code and messag
   }
 });
 
-test('examples: the README and /docs show every example verbatim', async (t) => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+test('examples: docs/examples.md and /docs show every example verbatim', async (t) => {
+  const guide = readFileSync(join(ROOT, 'docs/examples.md'), 'utf8');
   const server = await startTestServer(t);
   const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
     paths: { '/v1/image': { post: { description: string } } };
@@ -122,7 +122,7 @@ test('examples: the README and /docs show every example verbatim', async (t) => 
   assert.equal(EXAMPLE_FILES.length, 9);
   for (const file of EXAMPLE_FILES) {
     const code = readFileSync(join(ROOT, file), 'utf8').trimEnd();
-    assert.ok(readme.includes(code), `README.md shows ${file}`);
+    assert.ok(guide.includes(code), `docs/examples.md shows ${file}`);
     assert.ok(docs.includes(code), `/docs shows ${file} under POST /v1/image`);
   }
 });

@@ -110,6 +110,7 @@ const MUTATION_SOURCES = [
   'synthetic-exif-gps-orient6-p3.jpg',
   'kodim03_yuv420_8bpc.avif',
   'rotating-squares.gif',
+  'heic-exif-orient6-p3.heic',
 ];
 
 test('bit flips of valid files (seeded): 200, 413 or 422, usage equals the 200s', async (t) => {

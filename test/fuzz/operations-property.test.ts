@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { isApiError } from '../../src/errors.ts';
 import {
-  FIT_MODES,
-  OUTPUT_FORMATS,
   operationsSchema,
   parseOperationsText,
   validateOperations,
   type Operations,
 } from '../../src/pipeline/operations.ts';
+import { OUTPUT_FORMATS } from '../../src/pipeline/formats.ts';
+import { FIT_MODES } from '../../src/pipeline/operations/geometry.ts';
 import { documentedAnswer, fromInject, injectBounded } from '../helpers/answers.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';

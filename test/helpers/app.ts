@@ -9,7 +9,9 @@ import { loadConfig, type Tier } from '../../src/config.ts';
 import { createContext, type AppContext } from '../../src/context.ts';
 import { buildServer } from '../../src/http/server.ts';
 import { replaceAccountKey } from '../../src/accounts/key-issuer.ts';
-import { findOrCreateAccount } from '../../src/store/accounts.ts';
+import { usageMonth } from '../../src/accounts/quota.ts';
+import { findAccountByEmail, findOrCreateAccount } from '../../src/store/accounts.ts';
+import { findUsage } from '../../src/store/usage.ts';
 import type { Dialect } from '../../src/store/db.ts';
 import { createTestDatabase, type TestDatabase } from './store-dialects.ts';
 
@@ -98,4 +100,14 @@ export async function startTestServer(
   const testApp = await buildTestApp(t, overrides, tier);
   const url = await testApp.app.listen({ port: 0, host: '127.0.0.1' });
   return { ...testApp, url };
+}
+
+/** Units the test app's account (`user@example.com`, or `email`) has used this month, read from the store. */
+export async function usedThisMonth(
+  testApp: Pick<TestApp, 'ctx'>,
+  email = 'user@example.com',
+): Promise<number> {
+  const account = await findAccountByEmail(testApp.ctx.store.db, email);
+  if (!account) throw new Error(`no account ${email}`);
+  return findUsage(testApp.ctx.store.db, account.id, usageMonth(new Date()));
 }

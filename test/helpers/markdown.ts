@@ -19,3 +19,39 @@ export function tableAfter(text: string, heading: string): string[][] {
   }
   return rows;
 }
+
+/** One line of the README's "one example per operation": what it says, its delivery URL options, its request. */
+export interface OperationExample {
+  /** The comments before it, without `#` and the URL part. */
+  what: string;
+  /** The same operations as delivery URL options (`w:800/f:webp`). */
+  url: string;
+  /** The operations JSON the `op` line sends. */
+  json: string;
+  /** The `op` line itself. */
+  line: string;
+}
+
+/** The README's shell block of operation examples: its text, and each `op '<json>' <file>` after its comment. */
+export function operationExamples(text: string): { block: string; examples: OperationExample[] } {
+  const block = /```sh\n(op\(\) \{[\s\S]*?)```/.exec(text)?.[1];
+  assert.ok(block, 'no ```sh block starting with op() {');
+  const examples: OperationExample[] = [];
+  let what: string[] = [];
+  let url: string | undefined;
+  for (const line of block.split('\n')) {
+    const comment = /^# (.*?)\s*(?:URL: (\S+))?$/.exec(line);
+    if (comment) {
+      if (comment[1]) what.push(comment[1]);
+      url = comment[2] ?? url;
+      continue;
+    }
+    const op = /^op '([^']+)' \S+$/.exec(line);
+    if (!op) continue;
+    assert.ok(url, `${line} has no "# … URL: …" line before it`);
+    examples.push({ what: what.join(' '), url, json: op[1]!, line });
+    what = [];
+    url = undefined;
+  }
+  return { block, examples };
+}

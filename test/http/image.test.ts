@@ -233,12 +233,12 @@ test('image_too_large: the too-many-pixels message states the limit (MAX_INPUT_P
   assert.match(over, /at most 1,000,000 \(width × height\)/);
 });
 
-test('unprocessable_image: corrupt, SVG and HEIC inputs', async (t) => {
+test('unprocessable_image: corrupt, SVG and truncated HEIC inputs', async (t) => {
   const app = await buildTestApp(t);
   for (const name of [
     'truncated_jpeg.jpg',
     'synthetic-svg-external-refs.svg',
-    'IMG_5195.HEIC',
+    'heic-truncated.heic',
     'synthetic-not-an-image.jpg',
   ]) {
     assertError(await post(app, imageForm(corpus(name))), 422, 'unprocessable_image');

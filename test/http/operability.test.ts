@@ -59,21 +59,38 @@ test('GET /openapi.json serves the document built from this configuration', asyn
   );
 });
 
-test('GET /docs renders the reference UI from assets served by this instance (no CDN)', async (t) => {
+test('GET /docs renders the reference UI and the list of guides from this instance (no CDN)', async (t) => {
   const { app } = await buildTestApp(t);
   const page = await app.inject({ url: '/docs' });
   assert.equal(page.statusCode, 200);
   assert.match(page.headers['content-type'] as string, /^text\/html/);
   const links = linksOf(page.body);
   assert.ok(links.includes('/docs/assets/swagger-ui-bundle.js'));
+  assert.ok(
+    links.includes('/docs/delivery') && links.includes('/docs/configuration'),
+    'the guides are listed',
+  );
   for (const link of links) {
-    assert.match(link, /^\/docs\/assets\//, `${link} is not served locally`);
-    const asset = await app.inject({ url: link });
-    assert.equal(asset.statusCode, 200, link);
+    assert.match(link, /^\/(?!\/)/, `${link} is not served by this instance`);
+    const answer = await app.inject({ url: link });
+    assert.equal(answer.statusCode, 200, link);
   }
   const init = await app.inject({ url: '/docs/assets/docs.js' });
   assert.match(init.body, /url: '\/openapi\.json'/);
   assert.equal((await app.inject({ url: '/docs/assets/..%2Fpackage.json' })).statusCode, 404);
+});
+
+test('GET /docs/<guide>: a guide of docs/ as a page with links rewritten to /docs/; an unknown guide is 404', async (t) => {
+  const { app } = await buildTestApp(t);
+  const page = await app.inject({ url: '/docs/delivery' });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.headers['content-type'] as string, /^text\/html/);
+  assert.match(page.body, /<h1 id="delivery-urls">Delivery URLs<\/h1>/);
+  assert.ok(linksOf(page.body).includes('/docs/security#delivery-url-signing-secrets'));
+  assert.doesNotMatch(page.body, /href="[^"]*\.md\b/, 'no link to a Markdown file is left');
+  const missing = await app.inject({ url: '/docs/nothing-here' });
+  assert.equal(missing.statusCode, 404);
+  assert.equal(missing.json().error.code, 'not_found');
 });
 
 test('GET / serves the playground with only local assets and a strict CSP', async (t) => {

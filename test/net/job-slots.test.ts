@@ -157,7 +157,10 @@ async function assertSlotFreeWithTimeout(t: import('node:test').TestContext, byt
   const server = await startTestServer(t, { PROCESS_TIMEOUT_MS: '50', MAX_CONCURRENT_JOBS: '1' });
   const other = await server.newKey('other@example.com');
   const warm = { maxInputPixels: 40_000_000, processTimeoutMs: 30_000, avifEffort: 0 };
-  await server.ctx.isolated.run(await smallJpeg, { format: 'webp' }, warm, new AbortController().signal);
+  await server.ctx.isolated.run(
+    { input: await smallJpeg, ops: { format: 'webp' }, limits: warm },
+    new AbortController().signal,
+  );
   const res = await fetch(`${server.url}/v1/image`, {
     method: 'POST',
     headers: server.auth,

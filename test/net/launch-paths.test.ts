@@ -301,7 +301,7 @@ function dockerImage(t: TestContext): string {
   return app;
 }
 
-test("the Dockerfile's image: no compiler and no sources, yet it starts, serves /docs and processes an image", async (t) => {
+test("the Dockerfile's image: no compiler and no sources, yet it starts, serves /docs and its guides and processes an image", async (t) => {
   const app = dockerImage(t);
   for (const compiler of ['tsx', 'esbuild', 'typescript']) {
     assert.equal(existsSync(join(app, 'node_modules', compiler)), false, `${compiler} is not in the image`);
@@ -309,7 +309,7 @@ test("the Dockerfile's image: no compiler and no sources, yet it starts, serves 
   assert.equal(existsSync(join(app, 'src', 'cli', 'index.ts')), false, 'no TypeScript sources');
   const launched = await launch(t, "the Dockerfile's CMD", {}, app);
   t.after(() => launched.child.kill('SIGKILL'));
-  for (const page of ['/docs', '/openapi.json', '/', '/pricing']) {
+  for (const page of ['/docs', '/docs/delivery', '/docs/readme', '/openapi.json', '/', '/pricing']) {
     assert.equal((await fetch(`${launched.url}${page}`)).status, 200, page);
   }
   const metrics = await (await fetch(`${launched.url}/metrics`)).text();

@@ -13,7 +13,7 @@ import { corpus, CORPUS_DIR } from '../helpers/corpus.ts';
 
 const limits: ProcessLimits = { maxInputPixels: 40_000_000, processTimeoutMs: 30_000, avifEffort: 2 };
 const run = (name: string, ops: Operations): Promise<ProcessedImage> =>
-  processImage(corpus(name), ops, limits);
+  processImage({ input: corpus(name), ops, limits });
 
 /** Every path an image's colour can take, beside the operations of a test. */
 const PATHS: Record<string, Operations> = {

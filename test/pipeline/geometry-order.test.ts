@@ -41,7 +41,7 @@ test('geometry: crop, a quarter-turn rotate and flip in one pipeline are exactly
     for (const rotate of [0, 90, 180, 270, -90]) {
       for (const flip of FLIPS) {
         const ops: Operations = { format: 'png', ...(crop && { crop }), rotate, ...(flip && { flip }) };
-        const out = await processImage(input, ops, limits);
+        const out = await processImage({ input, ops, limits });
         const got = await sharp(out.data).raw().toBuffer();
         assert.equal(meanDifference(got, await oneByOne(ops)), 0, JSON.stringify(ops));
       }
@@ -52,7 +52,7 @@ test('geometry: crop, a quarter-turn rotate and flip in one pipeline are exactly
 test('geometry: rotate by another angle then flip is the turn then the mirror (within resampling)', async () => {
   for (const flip of FLIPS) {
     const ops: Operations = { format: 'png', rotate: 30, background: '#fff', ...(flip && { flip }) };
-    const out = await processImage(input, ops, limits);
+    const out = await processImage({ input, ops, limits });
     const got = await sharp(out.data).raw().toBuffer();
     // A wrong mirror or turn differs by tens per channel value; libvips' edge interpolation by a few.
     assert.ok(meanDifference(got, await oneByOne(ops)) < 6, JSON.stringify(ops));

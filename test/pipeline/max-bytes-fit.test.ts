@@ -47,15 +47,15 @@ test('max_bytes: when even the floor does not fit, the smaller of the floor and 
 
 test('max_bytes "input" on a multi-item AVIF (pitm.avif, a 4096×800 grid) writes its primary image within the cap', async () => {
   const input = corpus('pitm.avif');
-  const out = await processImage(
+  const out = await processImage({
     input,
-    { max_bytes: 'input' },
-    {
+    ops: { max_bytes: 'input' },
+    limits: {
       maxInputPixels: 40_000_000,
       processTimeoutMs: 120_000,
       avifEffort: 0,
     },
-  );
+  });
   assert.equal(out.format, 'avif');
   assert.deepEqual([out.width, out.height], [4096, 800]);
   assert.equal(out.maxBytesMet, true);

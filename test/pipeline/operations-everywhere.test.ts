@@ -89,7 +89,13 @@ for (const [key, row] of Object.entries(ROWS)) {
       if (Object.keys(extra).some((field) => field in row.ops)) continue;
       modes++;
       const ops = { ...row.ops, ...extra } as Operations;
-      const out = await processImage(input, ops, limits, undefined, false, row.overlayImage);
+      const out = await processImage({
+        input,
+        ops,
+        limits,
+        inspected: false,
+        overlayImage: row.overlayImage,
+      });
       assert.deepEqual(
         { size: [out.width, out.height], tokens: withoutEncoderChoice(out.applied) },
         { size: row.size, tokens: row.tokens },

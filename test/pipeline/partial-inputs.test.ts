@@ -20,7 +20,7 @@ test('trim: an image under 3 px on a side has nothing to trim and is written who
     const input = await sharp({ create: { width, height, channels: 3, background: '#c33' } })
       .png()
       .toBuffer();
-    const out = await processImage(input, { trim: true }, limits);
+    const out = await processImage({ input, ops: { trim: true }, limits });
     assert.deepEqual([out.width, out.height], [width, height], `${width}×${height}`);
     assert.ok(out.applied.includes('trim'));
   }
@@ -39,18 +39,18 @@ async function rgbaAt(image: Buffer, page: number, x: number, y: number): Promis
 test('GIF: canvas no frame draws is transparent in every output that keeps alpha, white in JPEG', async () => {
   // 100×100 canvas: frame 1 a band 100×50 at y 25, frame 2 a band 50×100 at x 25 over it, no transparent colour.
   const input = corpus('border_touching_layers.gif');
-  const webp = await processImage(input, { format: 'webp' }, limits);
+  const webp = await processImage({ input, ops: { format: 'webp' }, limits });
   assert.equal(webp.frames, 2);
   assert.equal((await rgbaAt(webp.data, 0, 2, 2))[3], 0, 'frame 1, corner');
   assert.equal((await rgbaAt(webp.data, 0, 50, 10))[3], 0, 'frame 1, above its band');
   assert.equal((await rgbaAt(webp.data, 1, 50, 10))[3], 255, 'frame 2 draws there');
   assert.equal((await rgbaAt(webp.data, 1, 90, 90))[3], 0, 'frame 2, corner');
   for (const format of ['png', 'avif'] as const) {
-    const out = await processImage(input, { format }, limits);
+    const out = await processImage({ input, ops: { format }, limits });
     assert.equal((await rgbaAt(out.data, 0, 2, 2))[3], 0, format);
     assert.equal((await rgbaAt(out.data, 0, 2, 50))[3], 255, `${format}: the band`);
   }
-  const jpeg = await processImage(input, { format: 'jpeg' }, limits);
+  const jpeg = await processImage({ input, ops: { format: 'jpeg' }, limits });
   assert.deepEqual(await rgbaAt(jpeg.data, 0, 2, 2), [255, 255, 255, 255]);
   const facts = await probeImage(input, limits, (work) => work());
   assert.equal(facts.hasAlpha, true, 'info says what the pipeline keeps');
@@ -68,7 +68,7 @@ test('GIF: frames covering the canvas, or a declared transparent colour, decode 
   // Two 8×8 frames on an 8×8 screen, no transparent colour: nothing to change.
   const opaque = noiseGif(8, 2);
   assert.equal((await probeImage(opaque, limits, (work) => work())).hasAlpha, false);
-  const out = await processImage(opaque, { format: 'webp' }, limits);
+  const out = await processImage({ input: opaque, ops: { format: 'webp' }, limits });
   assert.equal(out.frames, 2);
   assert.equal((await sharp(out.data).metadata()).hasAlpha, false);
 });
@@ -78,7 +78,7 @@ test('GIF: a frame without a graphic control extension that leaves the canvas un
   const withGce = gifFrameBomb(1, 4);
   const gce = withGce.indexOf(Buffer.from([0x21, 0xf9]));
   const input = Buffer.concat([withGce.subarray(0, gce), withGce.subarray(gce + 8)]);
-  const out = await processImage(input, { format: 'png' }, limits);
+  const out = await processImage({ input, ops: { format: 'png' }, limits });
   assert.deepEqual([out.width, out.height], [4, 4]);
   assert.deepEqual(await rgbaAt(out.data, 0, 0, 0), [0, 0, 0, 255], 'the frame');
   assert.equal((await rgbaAt(out.data, 0, 3, 3))[3], 0, 'the canvas around it');

@@ -36,8 +36,8 @@ const CASES: [string, () => Promise<Buffer>, Operations][] = [
 for (const [name, input, ops] of CASES) {
   test(`placeholder: ${name} answers the same bytes and gives the output's own placeholder`, async () => {
     const image = await input();
-    const without = await processImage(image, ops, limits);
-    const withPlaceholder = await processImage(image, { ...ops, placeholder: true }, limits);
+    const without = await processImage({ input: image, ops, limits });
+    const withPlaceholder = await processImage({ input: image, ops: { ...ops, placeholder: true }, limits });
     assert.ok(withPlaceholder.data.equals(without.data), 'the same bytes');
     assert.deepEqual(
       [withPlaceholder.width, withPlaceholder.height, withPlaceholder.applied],

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { processImage, type ProcessLimits } from '../../src/pipeline/process.ts';
-import { resizeTarget, type Fit } from '../../src/pipeline/steps.ts';
+import { resizeTarget, type Fit } from '../../src/pipeline/position.ts';
 
 const FITS: Fit[] = ['cover', 'contain', 'fill', 'inside', 'outside'];
 const limits: ProcessLimits = { maxInputPixels: 40_000_000, processTimeoutMs: 15_000, avifEffort: 2 };
@@ -89,7 +89,7 @@ test('resize never enlarges: real images with EXIF orientations 1–8 through sh
         const upright = orientation >= 5 ? { width: height, height: width } : { width, height };
         const w = sides === 'h' ? null : Math.max(1, Math.round(upright.width * k));
         const h = sides === 'w' ? null : Math.max(1, Math.round(upright.height * k));
-        const out = await processImage(input, { resize: { w, h, fit } }, limits);
+        const out = await processImage({ input, ops: { resize: { w, h, fit } }, limits });
         const meta = await sharp(out.data).metadata();
         assert.ok(
           (meta.width ?? 0) <= upright.width,

@@ -1,12 +1,11 @@
-// The README's colour table says what colourRoute decides, cell by cell (src/pipeline/colour.ts).
+// The colour table of docs/colour.md says what colourRoute decides, cell by cell (src/pipeline/colour.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { colourRoute, type ColourTarget } from '../../src/pipeline/colour.ts';
-import type { InputColour } from '../../src/pipeline/steps.ts';
+import { colourRoute, type ColourTarget, type InputColour } from '../../src/pipeline/colour.ts';
 import { tableAfter } from '../helpers/markdown.ts';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const guide = readFileSync(new URL('../../docs/colour.md', import.meta.url), 'utf8');
 
 /** The inputs each row of the table stands for. */
 const ROW_INPUTS: Record<string, InputColour[]> = {
@@ -33,8 +32,8 @@ const ROW_INPUTS: Record<string, InputColour[]> = {
 };
 const COLUMN_TARGETS: ColourTarget[][] = [['jpeg'], ['png'], ['webp', 'avif']];
 
-test("README: the colour table says, for each input and output, colourRoute's space, depth and profile", () => {
-  const rows = tableAfter(readme, '### Colour: CMYK, grey and 16-bit inputs');
+test("docs/colour.md: the colour table says, for each input and output, colourRoute's space, depth and profile", () => {
+  const rows = tableAfter(guide, '## Each input in each output format');
   assert.deepEqual(
     rows.map((r) => r[0]),
     Object.keys(ROW_INPUTS),

@@ -1,6 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultOutputFormat, sniffImageFormat } from '../../src/pipeline/formats.ts';
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { negotiateFormat } from '../../src/delivery/negotiate.ts';
+import {
+  AUTO_FORMAT_CANDIDATES,
+  DECODED_FORMATS,
+  decodedAsSniffed,
+  defaultOutputFormat,
+  FETCH_ACCEPT,
+  formatRow,
+  FRAMES_OUTPUT,
+  OUTPUT_FORMATS,
+  outputRule,
+  sniffImageFormat,
+} from '../../src/pipeline/formats.ts';
 import { corpus } from '../helpers/corpus.ts';
 
 test('inputs are recognised by magic bytes, not by name', () => {
@@ -28,4 +42,36 @@ test('format absent: the input format when it is an output format, else png', ()
   assert.equal(defaultOutputFormat('avif'), 'avif');
   assert.equal(defaultOutputFormat('gif'), 'png');
   assert.equal(defaultOutputFormat('tiff'), 'png');
+});
+
+test('formats table: each output encoder writes a file sniffed and decoded as its own format', async () => {
+  const pixels = sharp({ create: { width: 8, height: 8, channels: 4, background: '#3366cc80' } });
+  for (const format of OUTPUT_FORMATS) {
+    const data = await outputRule(format).encode(pixels.clone(), { quality: 60, avifEffort: 0 }).toBuffer();
+    assert.equal(sniffImageFormat(data), format);
+    assert.ok(decodedAsSniffed(format, (await sharp(data).metadata()).format), format);
+    assert.equal((await sharp(data).metadata()).hasAlpha, outputRule(format).alpha, `${format} alpha`);
+  }
+});
+
+test('formats table: the fetch Accept and f:auto negotiation follow its preference', () => {
+  assert.equal(FETCH_ACCEPT, 'image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8,*/*;q=0.5');
+  assert.equal(negotiateFormat('image/webp,image/avif'), 'avif');
+  assert.deepEqual(AUTO_FORMAT_CANDIDATES, ['jpeg', 'webp', 'avif']);
+  assert.equal(FRAMES_OUTPUT, 'webp');
+});
+
+test('formats table: HEIC is an input only, decoded in the children (its decoder hands libvips a PNG)', () => {
+  assert.deepEqual(DECODED_FORMATS, ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff', 'heic']);
+  assert.deepEqual(formatRow('heic').decoder, { by: 'children', reportedAs: 'png' });
+  assert.equal(formatRow('heic').output, undefined);
+  assert.equal(formatRow('heic').inProcess, undefined);
+});
+
+test("clients/js: the types' output and input formats are the table's", () => {
+  const types = readFileSync(new URL('../../clients/js/index.d.ts', import.meta.url), 'utf8');
+  const union = (text: string | undefined) => [...(text ?? '').matchAll(/'(\w+)'/g)].map((m) => m[1]);
+  assert.deepEqual(union(/export type OutputFormat = ([^;]+);/.exec(types)?.[1]), OUTPUT_FORMATS);
+  const info = /export interface ImageInfo \{\s*format: ([^;]+);/.exec(types)?.[1];
+  assert.deepEqual(union(info), DECODED_FORMATS);
 });

@@ -5,12 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { readInputStructure, type InputStructure } from '../../src/pipeline/input-header.ts';
-import {
-  IN_PROCESS_MAX_PIXELS,
-  IN_PROCESS_MAX_WEBP_PIXELS,
-  IN_PROCESS_OPERATIONS,
-  runsInProcess,
-} from '../../src/pipeline/in-process.ts';
+import { IN_PROCESS_MAX_PIXELS, IN_PROCESS_MAX_WEBP_PIXELS } from '../../src/pipeline/formats.ts';
+import { IN_PROCESS_OPERATIONS, runsInProcess } from '../../src/pipeline/in-process.ts';
 import { operationsSchema, type Operations } from '../../src/pipeline/operations.ts';
 import { inspectInput } from '../../src/pipeline/process.ts';
 import { buildWorkloads } from '../../bench/workloads.ts';

@@ -1,11 +1,13 @@
-// GET /openapi.json and GET /docs: the OpenAPI document and Swagger UI, served from node_modules (works offline).
+// GET /openapi.json and GET /docs: the OpenAPI document and Swagger UI, served from node_modules (works offline);
+// GET /docs/<guide>: the guides of docs/ as pages.
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.ts';
-import { DOCS_PAGE } from '../../pages/docs.ts';
-import { assetNotFound } from '../request-errors.ts';
+import { renderDocsPage } from '../../pages/docs.ts';
+import { listGuides, renderGuidePage } from '../../pages/guides.ts';
+import { assetNotFound, guideNotFound } from '../request-errors.ts';
 import { z } from 'zod';
 import { success, errorAnswers, openApiDocument, type OpenApiHead } from '../openapi.ts';
 import { PACKAGE_VERSION } from '../../paths.ts';
@@ -52,6 +54,17 @@ const DOCS_SCHEMA = {
   },
 };
 
+const GUIDE_SCHEMA = {
+  operationId: 'guide',
+  tags: ['Operations'],
+  summary: 'A guide of the documentation (docs/<guide>.md) as a page; /docs lists them',
+  params: z.object({ guide: z.string().meta({ description: 'e.g. delivery, configuration, readme' }) }),
+  response: {
+    ...success(200, 'HTML page.', { 'text/html': { schema: z.string() } }),
+    ...errorAnswers(['not_found']),
+  },
+};
+
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /** The only files /docs/assets/ serves, each from its folder: a fixed list, so no path from the client reaches the filesystem. */
@@ -67,9 +80,25 @@ export async function docsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContex
     reply.type('application/json; charset=utf-8').send(JSON.stringify(openApiDocument(app, ctx))),
   );
 
+  // The guides are the repository's own files: listed at start, each rendered on its first request and kept.
+  const guides = listGuides();
+  const docsPage = renderDocsPage(guides);
+  const guidePages = new Map<string, string>();
   app.get('/docs', { schema: DOCS_SCHEMA }, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').send(DOCS_PAGE),
+    reply.type('text/html; charset=utf-8').send(docsPage),
   );
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get('/docs/:guide', { schema: GUIDE_SCHEMA }, async (request, reply) => {
+      const guide = guides.find((g) => g.name === request.params.guide);
+      if (!guide) throw guideNotFound(request.params.guide);
+      let page = guidePages.get(guide.name);
+      if (page === undefined) {
+        page = renderGuidePage(guide, guides);
+        guidePages.set(guide.name, page);
+      }
+      return reply.type('text/html; charset=utf-8').send(page);
+    });
 
   const sendAsset = async (file: string, reply: FastifyReply) => {
     const dir = DOCS_ASSETS[file];

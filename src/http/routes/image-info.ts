@@ -3,21 +3,19 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { checkInfoRate } from '../../accounts/rate-limit.ts';
 import type { AppContext } from '../../context.ts';
-import { OUTPUT_FORMATS } from '../../pipeline/operations.ts';
+import { DECODED_FORMATS, OUTPUT_FORMATS } from '../../pipeline/formats.ts';
 import { checkDecodeLimits, predictOutput, probeImage } from '../../pipeline/probe.ts';
-import { inJobSlot } from '../../pipeline/run.ts';
+import { inJobSlot } from '../../job/run.ts';
+import { readSource } from '../../sources/index.ts';
+import { uploadSource } from '../../sources/upload.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
+import { acceptImageForms, imageBodies, imageFormRoute } from '../image-forms.ts';
 import { readImageProbeRequest } from '../image-request.ts';
-import { sourceBytes } from '../image-source.ts';
 import { BEARER, errorAnswers, success } from '../openapi.ts';
-import { acceptRawImageBodies } from '../raw-image-body.ts';
-import { documentationOnly, imageBodies } from './image.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
-const INPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff'] as const;
-
 const infoResponseSchema = z.object({
-  format: z.enum(INPUT_FORMATS).describe('The input format, from its bytes.'),
+  format: z.enum(DECODED_FORMATS).describe('The input format, from its bytes.'),
   width: z.number().int().describe('Upright width (after the EXIF orientation), one frame.'),
   height: z.number().int().describe('Upright height (after the EXIF orientation), one frame.'),
   orientation: z.number().int().describe('EXIF orientation 1–8 (1 when absent).'),
@@ -99,22 +97,16 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
   const { config } = ctx;
   app.post(
     '/v1/image/info',
-    {
-      onRequest: requireApiKey(ctx),
-      config: { badBodyCode: 'bad_upload' },
-      schema: imageInfoSchema(ctx.operations),
-      validatorCompiler: documentationOnly,
-    },
+    imageFormRoute(requireApiKey(ctx), imageInfoSchema(ctx.operations)),
     async (request) => {
       const { accountId } = accountOf(request);
       await checkInfoRate(ctx.store.db, accountId, config.infoRateLimit);
-      const { source, operations } = await readImageProbeRequest(
-        request,
-        ctx.operations,
-        config.maxUploadBytes,
-      );
+      const { source, operations } = await readImageProbeRequest(request, {
+        schema: ctx.operations,
+        maxUploadBytes: uploadSource.maxBytes(config),
+      });
       // A probe counts no unit, so it may take only part of the fetch slots: paid work always finds one.
-      const input = await sourceBytes(ctx, source, { holder: accountId, free: true });
+      const input = await readSource(ctx, source, { account: accountId, free: true });
       const facts = await probeImage(input, config, (work) => inJobSlot(ctx.jobs, accountId, 'probe', work));
       // The limits of POST /v1/image with these operations (or the defaults): what its decoder would read.
       const output = predictOutput(facts, operations ?? {});
@@ -128,7 +120,5 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
       return operations ? { ...facts, withinLimits: fits, output } : { ...facts, withinLimits: fits };
     },
   );
-  // Only the image forms: a text/plain body is an unsupported media type (bad_upload), as on POST /v1/image.
-  app.removeContentTypeParser('text/plain');
-  acceptRawImageBodies(app);
+  acceptImageForms(app);
 }

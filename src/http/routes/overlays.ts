@@ -8,28 +8,17 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { apiError } from '../../errors.ts';
 import { inspectOverlayImage } from '../../pipeline/overlay-upload.ts';
-import { inJobSlot } from '../../pipeline/run.ts';
+import { inJobSlot } from '../../job/run.ts';
 import {
   MAX_OVERLAY_BYTES,
   MAX_OVERLAY_PIXELS,
   MAX_OVERLAYS_PER_ACCOUNT,
   OVERLAY_NAME,
   OVERLAY_NAME_RULE,
-  unknownOverlay,
 } from '../../pipeline/overlay.ts';
-import type { Operations } from '../../pipeline/operations.ts';
-import type { ProcessedImage } from '../../pipeline/process.ts';
-import {
-  deleteOverlay,
-  findOverlay,
-  findOverlayHash,
-  listOverlays,
-  putOverlay,
-  type OverlaySummary,
-  type StoredOverlay,
-} from '../../store/overlays.ts';
+import { deleteOverlay, listOverlays, putOverlay, type OverlaySummary } from '../../store/overlays.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
-import { BEARER, errorAnswers, header, success, type Headers } from '../openapi.ts';
+import { BEARER, errorAnswers, success } from '../openapi.ts';
 import { readRawImageBody } from '../raw-image-body.ts';
 
 const TAGS = ['Overlays'];
@@ -140,56 +129,6 @@ const DELETE_SCHEMA = {
     }),
   },
 };
-
-/**
- * The stored overlay the operations name, of this account only: another account's name, or a deleted one, is
- * invalid_operations like any unknown value. Undefined when the operations name none.
- */
-export async function overlayOf(
-  ctx: AppContext,
-  accountId: string,
-  ops: Operations,
-): Promise<StoredOverlay | undefined> {
-  if (!ops.overlay) return undefined;
-  const stored = await findOverlay(ctx.store.db, accountId, ops.overlay.name);
-  if (!stored) throw unknownOverlay(ops.overlay.name);
-  return stored;
-}
-
-/** The content hash of the overlay the operations name (invalid_operations when unknown); undefined for none. */
-export async function overlayHashOf(
-  ctx: AppContext,
-  accountId: string,
-  ops: Operations,
-): Promise<string | undefined> {
-  if (!ops.overlay) return undefined;
-  const hash = await findOverlayHash(ctx.store.db, accountId, ops.overlay.name);
-  if (hash === undefined) throw unknownOverlay(ops.overlay.name);
-  return hash;
-}
-
-/** The headers of `placeholder: true`, as the OpenAPI document shows them. */
-export const PLACEHOLDER_HEADERS: Headers = {
-  'X-Service-Placeholder': header(
-    'string',
-    'Only with placeholder true: a ThumbHash of the output, base64 (decode it with any ThumbHash library).',
-  ),
-  'X-Service-Dominant-Color': header(
-    'string',
-    'Only with placeholder true: the mean colour of the output, #rrggbb.',
-    { example: '#7f787f' },
-  ),
-};
-
-/** X-Service-Placeholder and X-Service-Dominant-Color of an output made with `placeholder: true`. */
-export function placeholderHeaders(out: Pick<ProcessedImage, 'placeholder'>): Record<string, string> {
-  return out.placeholder
-    ? {
-        'X-Service-Placeholder': out.placeholder.thumbHash,
-        'X-Service-Dominant-Color': out.placeholder.dominantColor,
-      }
-    : {};
-}
 
 function view(overlay: OverlaySummary) {
   const { name, format, bytes, width, height, createdAt, updatedAt } = overlay;

@@ -17,7 +17,7 @@ function formatBytes(n) {
 function expectedFormat() {
   if ($('format').value !== '') return $('format').value;
   const type = chosenFile?.type ?? '';
-  if (['image/png', 'image/gif', 'image/tiff'].includes(type)) return 'png';
+  if (['image/png', 'image/gif', 'image/tiff', 'image/heic', 'image/heif'].includes(type)) return 'png';
   return type.startsWith('image/') ? type.slice('image/'.length) : undefined;
 }
 

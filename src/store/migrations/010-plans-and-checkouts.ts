@@ -9,7 +9,7 @@ function rank(column: string) {
 const PAYING = sql`('active', 'trialing', 'past_due')`;
 
 /**
- * Plans and checkouts (operator contract §5). The tier an operator set is kept apart from what subscriptions
+ * Plans and checkouts (docs/accounts.md, "Plans and checkouts"). The tier an operator set is kept apart from what subscriptions
  * grant (`operator_tier`; `tier` stays the one in force, the highest of both, read by auth as before). An account
  * names the subscription whose paid checkout created it (`created_by_subscription`): only that checkout's key
  * page may show its key. A checkout started with the account's key names that account (`owner_account_id`):

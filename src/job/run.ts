@@ -3,13 +3,14 @@
 // only for work on the allow-list (runsInProcess, ISOLATE_JOBS) of an account within its share and in a killable
 // child otherwise, under one PROCESS_TIMEOUT_MS on either path, observed by the metrics.
 import type { Config } from '../config.ts';
+import type { InputBuffers } from '../input-buffers.ts';
 import { observeProcessing, type Metrics } from '../metrics.ts';
 import type { SlotPool, WorkKind } from '../scheduler.ts';
-import { busy, processTimeout } from './errors.ts';
-import { runsInProcess } from './in-process.ts';
-import type { IsolatedProcessor } from './isolated-processor.ts';
-import type { Operations } from './operations.ts';
-import { inspectInput, processImage, type ProcessedImage } from './process.ts';
+import { busy, processTimeout } from '../pipeline/errors.ts';
+import { runsInProcess } from '../pipeline/in-process.ts';
+import type { IsolatedProcessor } from '../pipeline/isolated-processor.ts';
+import type { Operations } from '../pipeline/operations.ts';
+import { inspectInput, processImage, type ProcessedImage } from '../pipeline/process.ts';
 
 export interface ImageJobDeps {
   config: Pick<
@@ -22,25 +23,33 @@ export interface ImageJobDeps {
   metrics: Metrics;
 }
 
+/** One run of the pipeline: what runImageJob needs besides the service. */
+export interface ImageRun {
+  /** Who pays and whose share of the slots it takes: a delivery URL's account for anonymous views. */
+  account: string;
+  input: Buffer;
+  operations: Operations;
+  /** Aborts when nobody waits for the answer any more: work not yet started is then not started. */
+  signal: AbortSignal;
+  /** The stored overlay the operations name, read for `account`. */
+  overlayImage?: Uint8Array;
+  /**
+   * The kept buffers `input` was read into: it goes back to them once nothing reads it, when the work has stopped or
+   * at once when it never starts (src/input-buffers.ts's rule). The answer is sharp's output, never the input.
+   */
+  inputBuffers?: Pick<InputBuffers, 'give'>;
+}
+
 /**
- * Processes `input` in a job slot taken for `account` (who pays: a delivery URL's account for anonymous views).
- * Refuses with process_timeout when `signal` has already aborted (work for a client that has gone would serve
- * nobody), what its structure shows must not be decoded (inspectInput: 413, 422), and with busy when the scheduler
- * refuses a slot or stops the work (in a child) to give its slot to a much lighter account. The slot is freed only
- * when the work
- * has stopped: when sharp settles in this process, or when the child answered or was killed (deadline or abort).
- * `onStopped` runs once at that moment, or at once when the job never starts: from then on nothing reads `input`.
- * `overlayImage` is the stored overlay the operations name, read by the caller for the requesting account.
+ * Processes the input in a job slot taken for the account. Refuses with process_timeout when `signal` has already
+ * aborted (work for a client that has gone would serve nobody), what its structure shows must not be decoded
+ * (inspectInput: 413, 422), and with busy when the scheduler refuses a slot or stops the work (in a child) to give
+ * its slot to a much lighter account. The slot is freed only when the work has stopped: when sharp settles in this
+ * process, or when the child answered or was killed (deadline or abort).
  */
-export async function runImageJob(
-  deps: ImageJobDeps,
-  account: string,
-  input: Buffer,
-  ops: Operations,
-  signal: AbortSignal,
-  onStopped: () => void = () => {},
-  overlayImage?: Uint8Array,
-): Promise<ProcessedImage> {
+export async function runImageJob(deps: ImageJobDeps, run: ImageRun): Promise<ProcessedImage> {
+  const { account, input, operations: ops, signal, overlayImage } = run;
+  const freeInput = () => run.inputBuffers?.give(input);
   const { config } = deps;
   const limits = {
     maxInputPixels: config.maxInputPixels,
@@ -49,14 +58,14 @@ export async function runImageJob(
     maxAnimationFrames: config.maxAnimationFrames,
   };
   if (signal.aborted) {
-    onStopped();
+    freeInput();
     throw processTimeout('client left');
   }
   let structure;
   try {
     structure = inspectInput(input, ops, limits);
   } catch (err) {
-    onStopped();
+    freeInput();
     throw err;
   }
   // An account over its share runs even allow-listed work in a child, where it can be stopped for a lighter one.
@@ -69,12 +78,12 @@ export async function runImageJob(
     ...(!inProcess && { onPreempt: () => preempted.abort() }),
   });
   if ('refused' in slot) {
-    onStopped();
+    freeInput();
     throw busy('slots');
   }
   const stopped = () => {
     slot.release();
-    onStopped();
+    freeInput();
   };
   if (signal.aborted) {
     // The client left while the job waited for its slot.
@@ -85,9 +94,9 @@ export async function runImageJob(
     deps.metrics,
     ops.format,
     inProcess
-      ? processImage(input, ops, limits, stopped, true, overlayImage)
+      ? processImage({ input, ops, limits, onSettled: stopped, inspected: true, overlayImage })
       : deps.isolated
-          .run(input, ops, limits, AbortSignal.any([signal, preempted.signal]), overlayImage)
+          .run({ input, ops, limits, overlayImage }, AbortSignal.any([signal, preempted.signal]))
           .catch((err: unknown) => {
             throw preempted.signal.aborted ? busy('preempted') : err;
           })

@@ -1,0 +1,33 @@
+// Generated from imgpipe's operations registry (src/pipeline/registry.ts) by `npm run generate:client`: do not edit.
+
+/** Every delivery URL option in the URL's order: [deliveryUrl's option, URL segment name, how its text reads, fields]. */
+export const URL_OPTIONS = Object.freeze([
+  ["trim","trim","fields",["threshold"]],
+  ["crop","crop","fields",["x","y","w","h"]],
+  ["rotate","rot","number-or-word",[]],
+  ["flip","flip","word",[]],
+  ["width","w","integer-or-word",[]],
+  ["height","h","integer-or-word",[]],
+  ["fit","fit","word",[]],
+  ["position","pos","point-or-word",[]],
+  ["dpr","dpr","number-or-word",[]],
+  ["pad","pad","fields",["top","right","bottom","left"]],
+  ["background","bg","colour",[]],
+  ["grayscale","gray","boolean",[]],
+  ["brightness","bri","number-or-word",[]],
+  ["saturation","sat","number-or-word",[]],
+  ["hue","hue","number-or-word",[]],
+  ["blur","blur","number-or-word",[]],
+  ["sharpen","sharpen","fields",[]],
+  ["overlay","overlay","word",[]],
+  ["overlayGravity","overlay_gravity","word",[]],
+  ["overlayOpacity","overlay_opacity","number-or-word",[]],
+  ["overlayWidth","overlay_width","number-or-word",[]],
+  ["overlayMargin","overlay_margin","integer-or-word",[]],
+  ["format","f","word",[]],
+  ["formats","formats","list",[]],
+  ["quality","q","integer-or-word",[]],
+  ["maxBytes","max_bytes","integer-or-word",[]],
+  ["placeholder","placeholder","boolean",[]],
+  ["strip","strip","boolean",[]],
+]);
