@@ -28,6 +28,8 @@ import { playgroundRoutes } from './routes/playground.ts';
 import { deliveryRoutes } from './routes/delivery.ts';
 import { deliverySettingsRoutes } from './routes/delivery-settings.ts';
 import { overlayRoutes } from './routes/overlays.ts';
+import { presetRoutes } from './routes/presets.ts';
+import { deliveryPolicyRoutes } from './routes/delivery-policy.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { STATIC_FILES } from './static-files.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -162,5 +164,7 @@ export async function buildServer(
   await app.register(deliveryRoutes, { ctx });
   await app.register(deliverySettingsRoutes, { ctx });
   await app.register(overlayRoutes, { ctx });
+  await app.register(presetRoutes, { ctx });
+  await app.register(deliveryPolicyRoutes, { ctx });
   return app;
 }

@@ -2,7 +2,12 @@
 import type { Db } from './schema.ts';
 
 /** Stores (or replaces) the account's policy, JSON text. */
-export async function putDeliveryPolicy(db: Db, accountId: string, policy: string, now: string): Promise<void> {
+export async function putDeliveryPolicy(
+  db: Db,
+  accountId: string,
+  policy: string,
+  now: string,
+): Promise<void> {
   await db
     .insertInto('delivery_policies')
     .values({ account_id: accountId, policy, updated_at: now })
@@ -22,6 +27,9 @@ export async function findDeliveryPolicy(db: Db, accountId: string): Promise<str
 
 /** Ends the account's policy; false when it had none. */
 export async function deleteDeliveryPolicy(db: Db, accountId: string): Promise<boolean> {
-  const result = await db.deleteFrom('delivery_policies').where('account_id', '=', accountId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('delivery_policies')
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }

@@ -38,7 +38,10 @@ describeStoreContract('presets and delivery policies', (stores) => {
   test('presets: a second put of a name replaces its operations and keeps its creation date', async () => {
     const account = await newAccount();
     await putPreset(stores.a.db, preset(account.id, 'hero', '{}'), 50);
-    assert.equal(await putPreset(stores.b.db, preset(account.id, 'hero', '{"strip":false}', LATER), 50), 'replaced');
+    assert.equal(
+      await putPreset(stores.b.db, preset(account.id, 'hero', '{"strip":false}', LATER), 50),
+      'replaced',
+    );
     const [listed] = await listPresets(stores.a.db, account.id);
     assert.deepEqual(
       [listed?.name, listed?.operations, listed?.createdAt, listed?.updatedAt],
@@ -71,7 +74,10 @@ describeStoreContract('presets and delivery policies', (stores) => {
     assert.equal(outcomes.length, RACERS);
     assert.equal(await putPreset(stores.b.db, preset(account.id, 'one-more', '{}'), limit), 'limit');
     const first = stored[0]?.name ?? '';
-    assert.equal(await putPreset(stores.b.db, preset(account.id, first, '{"strip":true}'), limit), 'replaced');
+    assert.equal(
+      await putPreset(stores.b.db, preset(account.id, first, '{"strip":true}'), limit),
+      'replaced',
+    );
   });
 
   test('delivery policies: one per account, replaced by a second put, ended by delete', async () => {
