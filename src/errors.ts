@@ -93,8 +93,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   origin_not_allowed: "The delivery URL's source origin is not on the account's allowed list.",
   too_many_overlays: 'The account already stores the most overlays it may (20); delete or replace one.',
   too_many_presets: 'The account already stores the most presets it may (50); delete or replace one.',
-  signature_required:
-    "An unsigned (`_`) delivery URL whose source or an option is outside the account's public policy, or no policy.",
+  signature_required: "An unsigned (`_`) delivery URL outside the account's public policy, or no policy.",
 };
 
 export interface ApiErrorExtra {
