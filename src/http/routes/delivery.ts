@@ -150,13 +150,13 @@ function answer(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, d
  * Any page may read a delivery answer (`<img crossorigin>`, canvas, fetch): it is public, and no cookie or key is
  * involved. Set when the answer is sent, so errors and 304s carry it too, naming the X-Service-* headers it has.
  */
-const crossOrigin: onSendHookHandler = async (_request, reply, payload) => {
+const crossOrigin: onSendHookHandler = (_request, reply, payload, done) => {
   reply.header('Access-Control-Allow-Origin', '*');
   const exposed = Object.keys(reply.getHeaders())
     .filter((name) => name.toLowerCase().startsWith('x-service-'))
     .map(canonicalName);
   if (exposed.length > 0) reply.header('Access-Control-Expose-Headers', exposed.join(', '));
-  return payload;
+  done(null, payload);
 };
 
 /** `x-service-cache` as documented: `X-Service-Cache`. */
