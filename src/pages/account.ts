@@ -105,5 +105,8 @@ replaces it everywhere, with no purge.</p>
 <p id="overlay-status" class="status" role="status"></p>
 </section>
 </div>`,
-  { current: '/account', scripts: ['account.js', 'account-delivery.js', 'account-policy.js', 'account-overlays.js'] },
+  {
+    current: '/account',
+    scripts: ['account.js', 'account-delivery.js', 'account-policy.js', 'account-overlays.js'],
+  },
 );
