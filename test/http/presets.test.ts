@@ -98,6 +98,70 @@ for (const dialect of DIALECTS) {
       assert.equal((await app.inject({ url: '/v1/presets/card', headers: other })).statusCode, 404);
       assert.deepEqual((await app.inject({ url: '/v1/presets', headers: other })).json().presets, []);
     });
+
+    test('presets: "preset" in POST /v1/image applies its operations first; keys beside it replace its top-level keys', async (t) => {
+      const { app, auth } = await buildTestApp(t, {}, 'free', { dialect });
+      await app.inject({
+        method: 'PUT',
+        url: '/v1/presets/thumb',
+        headers: auth,
+        payload: { resize: { w: 50 }, format: 'webp' },
+      });
+      const plain = await app.inject(imagePost(auth, { preset: 'thumb' }));
+      assert.equal(plain.statusCode, 200, plain.body);
+      assert.equal(plain.headers['content-type'], 'image/webp');
+      assert.deepEqual(
+        [plain.headers['x-service-output-width'], plain.headers['x-service-output-height']],
+        ['50', '25'],
+      );
+      const beside = await app.inject(imagePost(auth, { preset: 'thumb', resize: { h: 10 } }));
+      assert.equal(beside.headers['content-type'], 'image/webp', 'format kept from the preset');
+      assert.deepEqual(
+        [beside.headers['x-service-output-width'], beside.headers['x-service-output-height']],
+        ['20', '10'],
+      );
+    });
+
+    test('presets: an unknown preset in POST /v1/image is 400 invalid_operations, and no unit is counted', async (t) => {
+      const { app, auth } = await buildTestApp(t, {}, 'free', { dialect });
+      const res = await app.inject(imagePost(auth, { preset: 'nope' }));
+      assert.equal(res.statusCode, 400);
+      assert.equal(code(res.body), 'invalid_operations');
+      assert.match(res.body, /nope/);
+      const next = await app.inject(imagePost(auth, {}));
+      assert.equal(next.headers['x-service-quota-remaining'], '999', 'the refused request counted no unit');
+    });
+
+    test('presets: t:<name> in a delivery URL applies the preset; a changed preset makes a new image at the same URL', async (t) => {
+      const { app, auth } = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' }, 'free', { dialect });
+      const origin = await startOrigin(t, (_req, res) => sendImage(res, photo, 'image/png'));
+      const putPreset = (operations: object) =>
+        app.inject({ method: 'PUT', url: '/v1/presets/card', headers: auth, payload: operations });
+      await putPreset({ resize: { w: 40 }, format: 'png' });
+      const { accountId, secret } = (
+        await app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: auth })
+      ).json() as { accountId: string; secret: string };
+      const url = deliveryPath(accountId, secret, origin.url('/a.png'), { t: 'card' });
+      assert.match(url, /\/t:card\//);
+      const first = await app.inject({ url });
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(first.headers['x-service-output-width'], '40');
+      assert.equal((await app.inject({ url })).headers['x-service-cache'], 'hit');
+      await putPreset({ resize: { w: 30 }, format: 'png' });
+      const changed = await app.inject({ url });
+      assert.equal(changed.statusCode, 200, changed.body);
+      assert.equal(changed.headers['x-service-cache'], 'miss', 'a changed preset is a new derivative');
+      assert.equal(changed.headers['x-service-output-width'], '30');
+      const beside = await app.inject({
+        url: deliveryPath(accountId, secret, origin.url('/a.png'), { t: 'card', w: 20 }),
+      });
+      assert.equal(beside.headers['x-service-output-width'], '20');
+      const unknown = await app.inject({
+        url: deliveryPath(accountId, secret, origin.url('/a.png'), { t: 'gone' }),
+      });
+      assert.equal(unknown.statusCode, 400);
+      assert.equal(code(unknown.body), 'invalid_operations');
+    });
   });
 }
 
@@ -119,67 +183,3 @@ function imagePost(auth: Record<string, string>, operations: unknown) {
     body,
   };
 }
-
-test('presets: "preset" in POST /v1/image applies its operations first; keys beside it replace its top-level keys', async (t) => {
-  const { app, auth } = await buildTestApp(t);
-  await app.inject({
-    method: 'PUT',
-    url: '/v1/presets/thumb',
-    headers: auth,
-    payload: { resize: { w: 50 }, format: 'webp' },
-  });
-  const plain = await app.inject(imagePost(auth, { preset: 'thumb' }));
-  assert.equal(plain.statusCode, 200, plain.body);
-  assert.equal(plain.headers['content-type'], 'image/webp');
-  assert.deepEqual(
-    [plain.headers['x-service-output-width'], plain.headers['x-service-output-height']],
-    ['50', '25'],
-  );
-  const beside = await app.inject(imagePost(auth, { preset: 'thumb', resize: { h: 10 } }));
-  assert.equal(beside.headers['content-type'], 'image/webp', 'format kept from the preset');
-  assert.deepEqual(
-    [beside.headers['x-service-output-width'], beside.headers['x-service-output-height']],
-    ['20', '10'],
-  );
-});
-
-test('presets: an unknown preset in POST /v1/image is 400 invalid_operations, and no unit is counted', async (t) => {
-  const { app, auth } = await buildTestApp(t);
-  const res = await app.inject(imagePost(auth, { preset: 'nope' }));
-  assert.equal(res.statusCode, 400);
-  assert.equal(code(res.body), 'invalid_operations');
-  assert.match(res.body, /nope/);
-  const next = await app.inject(imagePost(auth, {}));
-  assert.equal(next.headers['x-service-quota-remaining'], '999', 'the refused request counted no unit');
-});
-
-test('presets: t:<name> in a delivery URL applies the preset; a changed preset makes a new image at the same URL', async (t) => {
-  const { app, auth } = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
-  const origin = await startOrigin(t, (_req, res) => sendImage(res, photo, 'image/png'));
-  const putPreset = (operations: object) =>
-    app.inject({ method: 'PUT', url: '/v1/presets/card', headers: auth, payload: operations });
-  await putPreset({ resize: { w: 40 }, format: 'png' });
-  const { accountId, secret } = (
-    await app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: auth })
-  ).json() as { accountId: string; secret: string };
-  const url = deliveryPath(accountId, secret, origin.url('/a.png'), { t: 'card' });
-  assert.match(url, /\/t:card\//);
-  const first = await app.inject({ url });
-  assert.equal(first.statusCode, 200, first.body);
-  assert.equal(first.headers['x-service-output-width'], '40');
-  assert.equal((await app.inject({ url })).headers['x-service-cache'], 'hit');
-  await putPreset({ resize: { w: 30 }, format: 'png' });
-  const changed = await app.inject({ url });
-  assert.equal(changed.statusCode, 200, changed.body);
-  assert.equal(changed.headers['x-service-cache'], 'miss', 'a changed preset is a new derivative');
-  assert.equal(changed.headers['x-service-output-width'], '30');
-  const beside = await app.inject({
-    url: deliveryPath(accountId, secret, origin.url('/a.png'), { t: 'card', w: 20 }),
-  });
-  assert.equal(beside.headers['x-service-output-width'], '20');
-  const unknown = await app.inject({
-    url: deliveryPath(accountId, secret, origin.url('/a.png'), { t: 'gone' }),
-  });
-  assert.equal(unknown.statusCode, 400);
-  assert.equal(code(unknown.body), 'invalid_operations');
-});
