@@ -12,6 +12,7 @@ import fastifyStatic from '@fastify/static';
 import type { TrustProxy } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { handleClientError, registerErrorHandler, sendFrameworkError } from './error-handler.ts';
+import { registerDeliveryCrossOrigin } from './cross-origin.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
 import { imageInfoRoutes } from './routes/image-info.ts';
@@ -113,6 +114,7 @@ export async function buildServer(
   });
   registerErrorHandler(app);
   registerSecurityHeaders(app);
+  registerDeliveryCrossOrigin(app);
   // Before any route: the generator collects the schemas routes declare as they are added.
   await registerOpenApi(app, OPENAPI_HEAD);
 

@@ -163,9 +163,13 @@ test('delivery CORS: 200, 304 and error answers carry Access-Control-Allow-Origi
   assert.equal(notModified.statusCode, 304);
   assert.equal(notModified.headers['access-control-allow-origin'], '*');
   assert.ok(String(notModified.headers['access-control-expose-headers']).includes('X-Service-Cache'));
-  for (const bad of [`${url}x`, publicUrl(accountId, origin.url('/photos/a.png'), { h: 1 })]) {
+  for (const [bad, status] of [
+    [`${url}x`, 403],
+    [publicUrl(accountId, origin.url('/photos/a.png'), { h: 1 }), 403],
+    [`/v1/u/${accountId}/_/w:64/%E0%A4%A`, 400],
+  ] as const) {
     const refused = await testApp.app.inject({ url: bad });
-    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.statusCode, status, bad);
     assert.equal(refused.headers['access-control-allow-origin'], '*');
   }
   const api = await testApp.app.inject({ url: '/v1/delivery', headers: testApp.auth });

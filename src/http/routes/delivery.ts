@@ -1,6 +1,6 @@
 // GET /v1/u/<account>/<signature>/<options…>/<source>: a signed delivery URL. The path is split here, delivery/
 // answers it (from the instance's result cache, or made once per key), and the answer is written here.
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
@@ -146,28 +146,10 @@ function answer(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, d
   return sendImage(reply, image);
 }
 
-/**
- * Any page may read a delivery answer (`<img crossorigin>`, canvas, fetch): it is public, and no cookie or key is
- * involved. Set when the answer is sent, so errors and 304s carry it too, naming the X-Service-* headers it has.
- */
-const crossOrigin: onSendHookHandler = (_request, reply, payload, done) => {
-  reply.header('Access-Control-Allow-Origin', '*');
-  const exposed = Object.keys(reply.getHeaders())
-    .filter((name) => name.toLowerCase().startsWith('x-service-'))
-    .map(canonicalName);
-  if (exposed.length > 0) reply.header('Access-Control-Expose-Headers', exposed.join(', '));
-  done(null, payload);
-};
-
-/** `x-service-cache` as documented: `X-Service-Cache`. */
-function canonicalName(name: string): string {
-  return name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase());
-}
-
 export async function deliveryRoutes(scope: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   const app = scope.withTypeProvider<ZodTypeProvider>();
   // The pattern has a parameter so the request log shows the pattern, never a signed URL (a capability).
-  app.get('/v1/u/:accountId/*', { schema: DELIVERY_SCHEMA, onSend: crossOrigin }, async (request, reply) => {
+  app.get('/v1/u/:accountId/*', { schema: DELIVERY_SCHEMA }, async (request, reply) => {
     // Every error (403, 429, 503…) stays out of shared caches; an image's answer replaces this.
     reply.header('Cache-Control', 'no-store');
     const path = splitDeliveryPath(request.url);
