@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   url_expired: 403,
   origin_not_allowed: 403,
   too_many_overlays: 409,
+  too_many_presets: 409,
+  signature_required: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -90,6 +92,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   url_expired: "The delivery URL's exp: time has passed.",
   origin_not_allowed: "The delivery URL's source origin is not on the account's allowed list.",
   too_many_overlays: 'The account already stores the most overlays it may (20); delete or replace one.',
+  too_many_presets: 'The account already stores the most presets it may (50); delete or replace one.',
+  signature_required: "An unsigned (`_`) delivery URL outside the account's public policy, or no policy.",
 };
 
 export interface ApiErrorExtra {

@@ -42,7 +42,9 @@ export type ErrorCode =
   | 'invalid_url_signature'
   | 'url_expired'
   | 'origin_not_allowed'
-  | 'too_many_overlays';
+  | 'too_many_overlays'
+  | 'too_many_presets'
+  | 'signature_required';
 
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const ENDPOINTS: readonly string[];

@@ -45,6 +45,8 @@ export const ERROR_CODES = Object.freeze([
   'url_expired',
   'origin_not_allowed',
   'too_many_overlays',
+  'too_many_presets',
+  'signature_required',
 ]);
 
 /** The calls this client makes, as `METHOD path` (checked against /openapi.json). */

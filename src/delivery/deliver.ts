@@ -8,8 +8,16 @@ import { makeDerivative, type MissDeps } from './miss.ts';
 import { negotiate } from './negotiate.ts';
 import { derivativeHash, resultCacheKey, type CachedResult, type ResultCache } from './result-cache.ts';
 import { allowedOrigins, checkAllowedOrigin, verifyDeliveryPath } from './settings.ts';
-import { parseDeliveryRequest, type DeliveryRequestPath } from './url.ts';
+import {
+  deliveryPresetName,
+  parseDeliveryRequest,
+  PUBLIC_SIGNATURE,
+  type DeliveryRequestPath,
+} from './url.ts';
+import { checkPublicPath, publicPolicyOf } from './public-policy.ts';
 import { storedOverlayHash } from '../sources/overlay.ts';
+import { presetResolver } from '../presets/index.ts';
+import { findDeliverySigner, type DeliverySigner } from '../store/delivery.ts';
 
 export interface DeliveryDeps extends MissDeps {
   config: MissDeps['config'] & Pick<Config, 'delivery'>;
@@ -36,14 +44,29 @@ function cacheControl(maxAgeSeconds: number, expiresAt: number | undefined): str
   return `public, max-age=${Math.max(0, Math.min(maxAgeSeconds, untilExpiry))}`;
 }
 
+/**
+ * The account of a URL: a signed one's signer, or for `_` the account whose public policy the URL lies inside
+ * (charged like a signed URL's).
+ */
+async function accountOfPath(deps: DeliveryDeps, path: DeliveryRequestPath): Promise<DeliverySigner> {
+  if (path.signature !== PUBLIC_SIGNATURE) return verifyDeliveryPath(deps.store.db, path);
+  const signer = await findDeliverySigner(deps.store.db, path.accountId);
+  const policy = signer && (await publicPolicyOf(deps.store.db, signer.accountId));
+  checkPublicPath(signer, policy, path.signedPart);
+  return signer;
+}
+
 /** The image of a delivery URL (its path split, the request's Accept header), from the cache or made now. */
 export async function deliver(
   deps: DeliveryDeps,
   path: DeliveryRequestPath,
   accept: string | undefined,
 ): Promise<Delivered> {
-  const signer = await verifyDeliveryPath(deps.store.db, path);
-  const delivery = parseDeliveryRequest(path.signedPart, deps.operations);
+  const signer = await accountOfPath(deps, path);
+  // A preset is resolved into its operations, so the key below holds its content: a changed preset makes new
+  // derivatives, with no purge.
+  const presets = await presetResolver(deps.store.db, signer.accountId, deliveryPresetName(path.signedPart));
+  const delivery = parseDeliveryRequest(path.signedPart, deps.operations, presets);
   if (delivery.expiresAt !== undefined && delivery.expiresAt < Date.now() / 1000) {
     throw urlExpired(delivery.expiresAt);
   }

@@ -29,3 +29,8 @@ export function resultTooLarge(bytes: number, largestEntryBytes: number): ApiErr
     `The result is ${bytes} bytes, more than the ${largestEntryBytes} bytes a delivery result may have (DELIVERY_CACHE_BYTES / 16, what the cache keeps); ask for a smaller one with w:, h:, q: or max_bytes:`,
   );
 }
+
+/** 403 signature_required: an unsigned (`_`) URL outside the account's public policy, `message` naming what. */
+export function signatureRequired(message: string): ApiError {
+  return apiError('signature_required', message);
+}

@@ -3,6 +3,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidOperations } from '../pipeline/errors.ts';
 import { validateOperations, type Operations, type operationsSchema } from '../pipeline/operations.ts';
+import { PRESET_KEY, type PresetResolver } from '../presets/index.ts';
 import type { UrlOption, UrlValueKind } from '../pipeline/operations/entry.ts';
 import { URL_OPTIONS } from '../pipeline/registry.ts';
 
@@ -11,20 +12,31 @@ export const DELIVERY_PREFIX = '/v1/u/';
 /**
  * The options of a delivery URL by name, as written after the colon: every operation's (the registry's URL_OPTIONS:
  * `trim`, `crop`, `rot`, `flip`, `w`, `h`, `fit`, `pos`, `dpr`, `pad`, `bg`, `gray`, `bri`, `sat`, `hue`, `blur`,
- * `sharpen`, `f`, `formats`, `q`, `max_bytes`, `strip`), `v`, a version (a token the customer changes when the
- * source image changes: signed and part of the cache key, never an operation), and `exp`, an expiry in unix seconds.
+ * `sharpen`, `f`, `formats`, `q`, `max_bytes`, `strip`), `t`, one of the account's presets (`"preset"`), `v`, a
+ * version (a token the customer changes when the source image changes: signed and part of the cache key, never an
+ * operation), and `exp`, an expiry in unix seconds.
  */
 export type DeliveryOptions = Readonly<Record<string, string | number | boolean | undefined>> & {
+  t?: string | undefined;
   v?: string | undefined;
   exp?: number | undefined;
 };
 
-/** The two options that are not operations: the version and the expiry. */
+/** The options that are not one operation's: the preset, the version and the expiry. */
+export const PRESET = 't';
 const VERSION = 'v';
 const EXPIRY = 'exp';
 
-/** Canonical order of the option segments; a URL may list them in any order. */
-const OPTION_NAMES: readonly string[] = [...URL_OPTIONS.map((option) => option.name), VERSION, EXPIRY];
+/** Canonical order of the option segments (the preset first: it applies first); a URL may list them in any order. */
+const OPTION_NAMES: readonly string[] = [
+  PRESET,
+  ...URL_OPTIONS.map((option) => option.name),
+  VERSION,
+  EXPIRY,
+];
+
+/** The signature segment of a public URL: answered without a signature within the account's policy. */
+export const PUBLIC_SIGNATURE = '_';
 
 /** HMAC-SHA-256 of the signed part (everything after the signature segment), base64url without padding. */
 export function signDeliveryPath(secret: string, signedPart: string): string {
@@ -190,10 +202,27 @@ function place(json: Record<string, unknown>, option: UrlOption, value: unknown)
   inner[field] = value;
 }
 
-/** Parses the signed part (after the signature was verified); errors are invalid_operations naming the option. */
+/** The option segments (`name:value`) and the source segment (still percent-encoded) of the signed part. */
+export function deliverySegments(signedPart: string): { options: string[]; encodedSource: string } {
+  const options = signedPart.split('/');
+  const encodedSource = options.pop() ?? '';
+  return { options, encodedSource };
+}
+
+/** The preset a signed part names with `t:`, as written; undefined: none. */
+export function deliveryPresetName(signedPart: string): string | undefined {
+  const segment = deliverySegments(signedPart).options.find((s) => s.startsWith(`${PRESET}:`));
+  return segment?.slice(PRESET.length + 1);
+}
+
+/**
+ * Parses the signed part (after the signature was verified); errors are invalid_operations naming the option.
+ * `resolvePreset` turns a `t:` into the preset's operations (src/presets/) before they are validated.
+ */
 export function parseDeliveryRequest(
   signedPart: string,
   schema: ReturnType<typeof operationsSchema>,
+  resolvePreset: PresetResolver = (value) => value,
 ): DeliveryRequest {
   const segments = signedPart.split('/');
   const encodedSource = segments.pop() ?? '';
@@ -215,6 +244,8 @@ export function parseDeliveryRequest(
     const option = URL_OPTIONS.find((o) => o.name === name);
     if (option) {
       place(json, option, urlValue(option, text));
+    } else if (name === PRESET) {
+      json[PRESET_KEY] = text;
     } else if (name === VERSION) {
       if (!VERSION_TOKEN.test(text)) {
         throw invalidOperations('option v must be 1 to 32 letters, digits, _ or - (e.g. v:2026-11-27)');
@@ -232,7 +263,7 @@ export function parseDeliveryRequest(
   } catch {
     throw invalidOperations('the source URL (the last segment) is not percent-encoded correctly');
   }
-  const operations = validateOperations(schema, json);
+  const operations = validateOperations(schema, resolvePreset(json));
   return {
     source,
     operations,

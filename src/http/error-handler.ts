@@ -28,6 +28,7 @@ import {
   requestTimeout,
   unreadableBody,
 } from './request-errors.ts';
+import { addDeliveryCrossOrigin } from './cross-origin.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 
@@ -123,6 +124,7 @@ export function sendFrameworkError(err: FastifyError, request: FastifyRequest, r
         : toApiError(err, request);
   reply.errorCode = apiErr.code;
   if (apiErr.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+  addDeliveryCrossOrigin(request, reply);
   void sendApiError(reply.headers(SECURITY_HEADERS), apiErr);
 }
 

@@ -8,7 +8,8 @@ import { acceptRawImageBodies } from './raw-image-body.ts';
 
 const OPERATIONS_FIELD_DESCRIPTION = `The Operations object; in multipart as JSON text (any Content-Type of the part).
 \`{}\` re-encodes in the input's format at quality 80 without metadata; resize needs w or h (or both), each 1 to
-MAX_RESIZE_DIMENSION.`;
+MAX_RESIZE_DIMENSION. \`"preset": "<name>"\` applies one of the account's presets (PUT /v1/presets/{name}) first; every
+top-level key given beside it replaces the preset's; an unknown name is invalid_operations.`;
 
 const RAW_BODY_DESCRIPTION = `The image itself as the whole body (JPEG, PNG, WebP, AVIF, GIF, TIFF; the bytes decide, not the
 Content-Type), with operations in the \`operations\` query parameter. Skips the multipart parse; same limits, errors and quota.`;

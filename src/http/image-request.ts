@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { ApiError } from '../errors.ts';
 import {
-  parseOperationsText,
+  operationsJson,
   validateOperations,
   type Operations,
   type operationsSchema,
@@ -44,6 +44,8 @@ export interface ImageRequestReading {
   maxUploadBytes: number;
   /** Kept buffers for the upload; the job that reads it gives its buffer back (src/input-buffers.ts). */
   buffers?: InputBuffers;
+  /** The account's presets: operations naming one are resolved before validation (src/presets/). */
+  resolvePreset?: (value: unknown) => Promise<unknown>;
 }
 
 /** Longest `operations` text accepted; real ones are under 200 bytes. */
@@ -202,9 +204,10 @@ function readJsonBody(body: unknown): { url?: unknown; operations?: unknown } {
   return body as { url?: unknown; operations?: unknown };
 }
 
-function decodeOperations(schema: ReturnType<typeof operationsSchema>, value: unknown): Operations {
+async function decodeOperations(reading: ImageRequestReading, value: unknown): Promise<Operations> {
   if (value === undefined) throw operationsMissing();
-  return typeof value === 'string' ? parseOperationsText(schema, value) : validateOperations(schema, value);
+  const json = typeof value === 'string' ? operationsJson(value) : value;
+  return validateOperations(reading.schema, reading.resolvePreset ? await reading.resolvePreset(json) : json);
 }
 
 /** The body's image or url and the operations as sent, with the checks every form shares. */
@@ -246,7 +249,7 @@ export async function readImageRequest(
   reading: ImageRequestReading,
 ): Promise<ImageRequest> {
   const { image, url, operations } = await readImageParts(request, reading);
-  const parsed = decodeOperations(reading.schema, operations);
+  const parsed = await decodeOperations(reading, operations);
   return { source: sourceOf(image, url), operations: parsed };
 }
 
@@ -256,6 +259,6 @@ export async function readImageProbeRequest(
   reading: ImageRequestReading,
 ): Promise<{ source: RequestSource; operations: Operations | undefined }> {
   const { image, url, operations } = await readImageParts(request, reading);
-  const parsed = operations === undefined ? undefined : decodeOperations(reading.schema, operations);
+  const parsed = operations === undefined ? undefined : await decodeOperations(reading, operations);
   return { source: sourceOf(image, url), operations: parsed };
 }

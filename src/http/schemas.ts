@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { EMAIL_RULE, isAcceptedEmail } from '../accounts/email.ts';
 import { PAID_TIERS, TIERS } from '../config.ts';
 import { sourceOrigin } from '../delivery/settings.ts';
+import { PRESET_NAME, PRESET_NAME_RULE } from '../presets/index.ts';
 
 /** Trimmed, then checked by the one e-mail rule; the domain is lower-cased by the store's normaliseEmail. */
 const email = z
@@ -129,6 +130,57 @@ export const originsBodySchema = z.preprocess(
         .max(MAX_ORIGINS, { error: `at most ${MAX_ORIGINS} origins` }),
     })
     .describe('The origins delivery URLs of this account may fetch from; [] allows any.'),
+);
+
+const MAX_POLICY_SOURCES = 20;
+const MAX_POLICY_VALUES = 50;
+
+/** A source prefix of a public policy: an http(s) URL as the URL parser writes it, ending with `/`. */
+function isSourcePrefix(prefix: string): boolean {
+  try {
+    const url = new URL(prefix);
+    return /^https?:$/.test(url.protocol) && url.href === prefix && prefix.endsWith('/') && !url.search;
+  } catch {
+    return false;
+  }
+}
+
+/** PUT /v1/delivery/policy (the JS client's publicUrl builds URLs inside it). */
+export const deliveryPolicyBodySchema = z.preprocess(
+  absentAsEmpty,
+  z
+    .strictObject({
+      sources: z
+        .array(
+          z.string().refine(isSourcePrefix, {
+            error:
+              'each must be an http(s) URL prefix ending with / as a URL parser writes it, such as https://img.example.com/photos/',
+          }),
+        )
+        .min(1, { error: 'name at least one source prefix' })
+        .max(MAX_POLICY_SOURCES, { error: `at most ${MAX_POLICY_SOURCES} source prefixes` })
+        .describe(
+          "Source URL prefixes a public URL's source must start with; each inside the account's allowed origins.",
+        ),
+      widths: z
+        .array(z.number().int().min(1))
+        .max(MAX_POLICY_VALUES, { error: `at most ${MAX_POLICY_VALUES} widths` })
+        .optional()
+        .describe('The values w: may take; none: no w:.'),
+      qualities: z
+        .array(z.number().int().min(1).max(100))
+        .max(MAX_POLICY_VALUES, { error: `at most ${MAX_POLICY_VALUES} qualities` })
+        .optional()
+        .describe('The values q: may take; none: no q:.'),
+      presets: z
+        .array(z.string().regex(PRESET_NAME, { error: `each must be a preset name (${PRESET_NAME_RULE})` }))
+        .max(MAX_POLICY_VALUES, { error: `at most ${MAX_POLICY_VALUES} presets` })
+        .optional()
+        .describe("The presets t: may name (the account's, PUT /v1/presets/{name}); none: no t:."),
+    })
+    .describe(
+      'What an unsigned delivery URL (signature segment `_`) may ask for: a source under one of the prefixes, w:, q: and t: from the lists, and f:auto; nothing else.',
+    ),
 );
 
 /** POST /v1/delivery/purge */

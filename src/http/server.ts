@@ -12,6 +12,7 @@ import fastifyStatic from '@fastify/static';
 import type { TrustProxy } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { handleClientError, registerErrorHandler, sendFrameworkError } from './error-handler.ts';
+import { registerDeliveryCrossOrigin } from './cross-origin.ts';
 import { healthRoutes } from './routes/health.ts';
 import { imageRoutes } from './routes/image.ts';
 import { imageInfoRoutes } from './routes/image-info.ts';
@@ -28,6 +29,8 @@ import { playgroundRoutes } from './routes/playground.ts';
 import { deliveryRoutes } from './routes/delivery.ts';
 import { deliverySettingsRoutes } from './routes/delivery-settings.ts';
 import { overlayRoutes } from './routes/overlays.ts';
+import { presetRoutes } from './routes/presets.ts';
+import { deliveryPolicyRoutes } from './routes/delivery-policy.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { STATIC_FILES } from './static-files.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -111,6 +114,7 @@ export async function buildServer(
   });
   registerErrorHandler(app);
   registerSecurityHeaders(app);
+  registerDeliveryCrossOrigin(app);
   // Before any route: the generator collects the schemas routes declare as they are added.
   await registerOpenApi(app, OPENAPI_HEAD);
 
@@ -162,5 +166,7 @@ export async function buildServer(
   await app.register(deliveryRoutes, { ctx });
   await app.register(deliverySettingsRoutes, { ctx });
   await app.register(overlayRoutes, { ctx });
+  await app.register(presetRoutes, { ctx });
+  await app.register(deliveryPolicyRoutes, { ctx });
   return app;
 }

@@ -1,8 +1,8 @@
 // /account: the customer's plan, usage this month (with a chart per day), key rotation and the customer portal.
 // The key is pasted once and kept in sessionStorage (never in an address); /assets/account.js calls only the
 // documented JSON API: GET /v1/account, POST /v1/keys/rotate, POST /v1/billing/portal; /assets/account-delivery.js
-// GET /v1/delivery, POST /v1/delivery/secret, PUT /v1/delivery/origins; /assets/account-overlays.js GET, PUT and
-// DELETE /v1/overlays.
+// GET /v1/delivery, POST /v1/delivery/secret, PUT /v1/delivery/origins; /assets/account-policy.js GET, PUT and
+// DELETE /v1/delivery/policy; /assets/account-overlays.js GET, PUT and DELETE /v1/overlays.
 import { sitePage } from './layout.ts';
 
 export const ACCOUNT_PAGE = sitePage(
@@ -66,6 +66,27 @@ API key). A processed image counts one unit; one served from the cache counts no
 </form>
 <p id="delivery-status" class="status" role="status"></p>
 </section>
+<section class="panel" id="policy">
+<h2>Public URLs (no secret)</h2>
+<p>For image loaders that build URLs in the browser: a delivery URL whose signature segment is <code>_</code> is
+answered without a signature while its source starts with one of these prefixes and it asks only for listed widths
+(<code>w:</code>), qualities (<code>q:</code>) and presets (<code>t:</code>), with <code>f:auto</code>. Anything else
+needs a signed URL. Public images count like signed ones.</p>
+<p>State: <span id="policy-state">none: every unsigned URL is refused</span></p>
+<form id="policy-form">
+<label for="policy-sources">Source prefixes, one per line, each ending with /</label>
+<textarea id="policy-sources" rows="2" spellcheck="false" placeholder="https://images.example.com/photos/" required></textarea>
+<label for="policy-widths">Widths, comma-separated</label>
+<input id="policy-widths" type="text" spellcheck="false" placeholder="640, 750, 828, 1080">
+<label for="policy-qualities">Qualities, comma-separated</label>
+<input id="policy-qualities" type="text" spellcheck="false" placeholder="75, 90">
+<label for="policy-presets">Presets, comma-separated</label>
+<input id="policy-presets" type="text" spellcheck="false" placeholder="card">
+<div class="row"><button type="submit" class="secondary">Save policy</button>
+<button id="policy-end" type="button" class="secondary">End the policy</button></div>
+</form>
+<p id="policy-status" class="status" role="status"></p>
+</section>
 <section class="panel" id="overlays">
 <h2>Overlays (watermarks)</h2>
 <p>Images stored once and placed on outputs by the <code>overlay</code> operation, in API requests and delivery URLs
@@ -84,5 +105,8 @@ replaces it everywhere, with no purge.</p>
 <p id="overlay-status" class="status" role="status"></p>
 </section>
 </div>`,
-  { current: '/account', scripts: ['account.js', 'account-delivery.js', 'account-overlays.js'] },
+  {
+    current: '/account',
+    scripts: ['account.js', 'account-delivery.js', 'account-policy.js', 'account-overlays.js'],
+  },
 );

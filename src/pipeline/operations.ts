@@ -60,15 +60,18 @@ function excerpt(text: string): string {
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
 }
 
-/** Parses the multipart `operations` text (JSON) and validates it. */
-export function parseOperationsText(schema: ReturnType<typeof operationsSchema>, text: string): Operations {
-  let value: unknown;
+/** Parses the multipart `operations` text (JSON), not yet validated. */
+export function operationsJson(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     throw invalidOperations(
       `operations is not valid JSON (received ${JSON.stringify(excerpt(text))}); send a JSON object such as {"format":"webp"}`,
     );
   }
-  return validateOperations(schema, value);
+}
+
+/** Parses the multipart `operations` text (JSON) and validates it. */
+export function parseOperationsText(schema: ReturnType<typeof operationsSchema>, text: string): Operations {
+  return validateOperations(schema, operationsJson(text));
 }

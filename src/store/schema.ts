@@ -249,6 +249,22 @@ export interface OverlayTable {
   updated_at: string;
 }
 
+export interface PresetTable {
+  account_id: string;
+  name: string;
+  /** The operations object as JSON text, validated when stored. */
+  operations: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryPolicyTable {
+  account_id: string;
+  /** The policy as JSON text: `{"sources","widths","qualities","presets"}`. */
+  policy: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -273,6 +289,8 @@ export interface Database {
   delivery_purges: DeliveryPurgeTable;
   delivery_failures: DeliveryFailureTable;
   overlays: OverlayTable;
+  presets: PresetTable;
+  delivery_policies: DeliveryPolicyTable;
 }
 
 export type Db = Kysely<Database>;

@@ -64,14 +64,15 @@ test("docs/images.md: the operations table's fields and URL options are the regi
   );
 });
 
-test("docs/delivery.md: the option table is the registry's options, then v: and exp:, each naming its JSON field", () => {
+test("docs/delivery.md: the option table is t: (a preset), the registry's options, then v: and exp:, each naming its JSON field", () => {
   const rows = tableAfter(read('docs/delivery.md'), '## 2. The URL');
   assert.deepEqual(
     rows.map((row) => row[0]),
-    [...FIELDS.map(([, name]) => `\`${name}:\``), '`v:`', '`exp:`'],
+    ['`t:`', ...FIELDS.map(([, name]) => `\`${name}:\``), '`v:`', '`exp:`'],
   );
+  assert.ok(rows[0]![2]!.startsWith('`preset`'), 'preset in its meaning');
   for (const [i, [field]] of FIELDS.entries()) {
-    assert.ok(rows[i]![2]!.startsWith(`\`${field}\``), `${field} in its meaning`);
+    assert.ok(rows[i + 1]![2]!.startsWith(`\`${field}\``), `${field} in its meaning`);
   }
 });
 

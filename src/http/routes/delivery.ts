@@ -15,10 +15,13 @@ const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\
 \`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments that say what \`operations\` says, with
 its validation and messages: \`w:800\`, \`h:600\`, \`fit:cover\`, \`pos:attention|entropy|center|<x>,<y>\`,
 \`f:auto|jpeg|png|webp|avif\`, \`formats:webp,avif\`, \`q:80|auto|auto:high|auto:eco|auto:<30..95>\`,
-\`max_bytes:<n>|input\`, \`strip:false\`, \`v:<token>\` (a version, 1-32 of [A-Za-z0-9_-], part of the cache key:
+\`max_bytes:<n>|input\`, \`strip:false\`, \`t:<preset name>\` (one of the account's presets, applied first),
+\`v:<token>\` (a version, 1-32 of [A-Za-z0-9_-], part of the cache key:
 change it when the source image changes) and \`exp:<unix seconds>\` (any order, each at most once); the source is the
 image URL percent-encoded as one segment (encodeURIComponent). The signature is the HMAC-SHA-256, base64url without
-padding, of everything after it as sent, under the account's delivery secret (POST /v1/delivery/secret). \`f:auto\`
+padding, of everything after it as sent, under the account's delivery secret (POST /v1/delivery/secret); a signature
+segment \`_\` needs none while the source and every option (w:, q:, t:, f:auto only) lie inside the account's public
+policy (PUT /v1/delivery/policy), else 403 signature_required naming what is outside. \`f:auto\`
 answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with Vary: Accept; with \`formats:\`, the smallest of
 the listed formats the Accept header takes (JPEG and PNG always). A result is cached per instance
 (DELIVERY_CACHE_BYTES; a result over a sixteenth of it is 413 image_too_large); a derivative (account, source,
@@ -28,7 +31,8 @@ Retry-After) until it is tried again. POST /v1/delivery/purge makes the account'
 once). Answers carry
 Cache-Control public, max-age=DELIVERY_MAX_AGE_SECONDS (less when exp: is nearer), a strong ETag, X-Service-Cache: hit
 or miss, and Cache-Tag (comma-separated) and Surrogate-Key (space-separated) naming the account (imgpipe-a-<24 hex>)
-and the source (imgpipe-s-<24 hex>). See docs/delivery.md.`;
+and the source (imgpipe-s-<24 hex>). Every answer (errors and 304s too) carries Access-Control-Allow-Origin: * and
+Access-Control-Expose-Headers naming its X-Service-* headers. See docs/delivery.md.`;
 
 const DELIVERY_HEADERS: Headers = {
   ...OUTPUT_HEADERS,
@@ -48,6 +52,16 @@ const DELIVERY_HEADERS: Headers = {
     'string',
     'The account (imgpipe-a-<24 hex of sha256(account id)>) and the source (imgpipe-s-<24 hex of sha256(account id, LF, source URL)>), comma-separated: purge a CDN by tag (Cloudflare).',
     { example: 'imgpipe-a-3f1c0e9d2b7a4c5e6f708192,imgpipe-s-9a8b7c6d5e4f30211f2e3d4c' },
+  ),
+  'Access-Control-Allow-Origin': header('string', 'Any page may read the answer (errors and 304s too).', {
+    example: '*',
+  }),
+  'Access-Control-Expose-Headers': header(
+    'string',
+    'The X-Service-* headers of this answer, readable by any page.',
+    {
+      example: 'X-Service-Cache, X-Service-Output-Format',
+    },
   ),
   'Surrogate-Key': header(
     'string',
@@ -89,6 +103,7 @@ const DELIVERY_SCHEMA = {
     ),
     ...errorAnswers([
       'invalid_url_signature',
+      'signature_required',
       'url_expired',
       'origin_not_allowed',
       'invalid_operations',

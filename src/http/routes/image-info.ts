@@ -11,6 +11,7 @@ import { uploadSource } from '../../sources/upload.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { acceptImageForms, imageBodies, imageFormRoute } from '../image-forms.ts';
 import { readImageProbeRequest } from '../image-request.ts';
+import { resolvePreset } from '../../presets/index.ts';
 import { BEARER, errorAnswers, success } from '../openapi.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 
@@ -104,6 +105,7 @@ export async function imageInfoRoutes(app: FastifyInstance, { ctx }: { ctx: AppC
       const { source, operations } = await readImageProbeRequest(request, {
         schema: ctx.operations,
         maxUploadBytes: uploadSource.maxBytes(config),
+        resolvePreset: (value) => resolvePreset(ctx.store.db, accountId, value),
       });
       // A probe counts no unit, so it may take only part of the fetch slots: paid work always finds one.
       const input = await readSource(ctx, source, { account: accountId, free: true });

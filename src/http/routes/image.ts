@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.ts';
 import type { ErrorCode } from '../../errors.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 import { runJob } from '../../job/index.ts';
+import { resolvePreset } from '../../presets/index.ts';
 import { FORMATS, OUTPUT_FORMATS, type OutputFormat } from '../../pipeline/formats.ts';
 import { uploadSource } from '../../sources/upload.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
@@ -114,6 +115,7 @@ export async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: AppConte
             schema: ctx.operations,
             maxUploadBytes: uploadSource.maxBytes(config),
             buffers,
+            resolvePreset: (value) => resolvePreset(ctx.store.db, account.accountId, value),
           }),
         signal: clientGone,
       });
