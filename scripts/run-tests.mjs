@@ -43,6 +43,8 @@ const ALONE = new Map([
 const LONG_FILES_MS = new Map([
   // npm ci of the app when missing, then next build: minutes on a busy 2-core machine. Its test sets its own limit.
   ['test/frameworks/next-loader.test.ts', 20 * 60_000],
+  // npm ci of Nuxt Image and Astro when missing, then astro build.
+  ['test/frameworks/contracts.test.ts', 15 * 60_000],
 ]);
 
 /** What `--quick` runs: everything that needs no browser, no other program and no server process… */
