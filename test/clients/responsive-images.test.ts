@@ -69,6 +69,16 @@ test('deliveryUrlSync signs the same URL as deliveryUrl, byte for byte, for ever
   }
 });
 
+test("deliveryUrlSync where Node's crypto is missing (a browser) throws, pointing at publicUrl", () => {
+  const { getBuiltinModule } = process;
+  Object.assign(process, { getBuiltinModule: undefined });
+  try {
+    assert.throws(() => deliveryUrlSync('https://cdn.example.com/a.jpg', BASE), /publicUrl/);
+  } finally {
+    Object.assign(process, { getBuiltinModule });
+  }
+});
+
 test('deliveryUrlSync: the server answers the URL it signs', async (t) => {
   const { server, accountId, secret, source } = await setUp(t);
   const url = deliveryUrlSync(source, { baseUrl: server.url, accountId, secret, width: 200, format: 'webp' });
