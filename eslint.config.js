@@ -61,6 +61,7 @@ export default tseslint.config(
       'test/fixtures/corpus/',
       'src/pipeline/assembly/',
       'src/pipeline/generated/',
+      'test/frameworks/contracts/.astro/',
     ],
   },
   js.configs.recommended,

@@ -33,6 +33,18 @@ const ALONE = new Map([
     'test/net/load-balanced-deployment.test.ts',
     'nginx before two instances whose heartbeats must land within 2 s of each other',
   ],
+  [
+    'test/frameworks/next-loader.test.ts',
+    'a Next.js app built with `next build` (all cores for minutes), then served and opened in Chromium',
+  ],
+]);
+
+/** Files whose whole run may take longer than the backstop every file gets (twice TEST_TIMEOUT_MS), and how long. */
+const LONG_FILES_MS = new Map([
+  // npm ci of the app when missing, then next build: minutes on a busy 2-core machine. Its test sets its own limit.
+  ['test/frameworks/next-loader.test.ts', 20 * 60_000],
+  // npm ci of Nuxt Image and Astro when missing, then astro build.
+  ['test/frameworks/contracts.test.ts', 15 * 60_000],
 ]);
 
 /** What `--quick` runs: everything that needs no browser, no other program and no server process… */
@@ -51,6 +63,7 @@ const NOT_QUICK = new Set([
  * take longest, pure functions least. Rough figures; every run records the real ones.
  */
 const UNRECORDED_MS = {
+  frameworks: 180_000,
   browser: 60_000,
   net: 30_000,
   interop: 30_000,
@@ -65,9 +78,10 @@ const UNRECORDED_MS = {
 const DURATIONS_FILE = 'node_modules/.cache/imgpipe/test-durations.json';
 
 // A stuck test fails after TEST_TIMEOUT_MS under its own name (scripts/test-timeout.mjs); a whole file gets twice
-// that as a backstop, then SIGTERM (test/helpers/spawned.ts kills what it spawned) and SIGKILL.
+// that as a backstop (a file of LONG_FILES_MS its own), then SIGTERM (test/helpers/spawned.ts kills what it spawned) and SIGKILL.
 const TEST_TIMEOUT_MS = Number(process.env.TEST_TIMEOUT_MS ?? 120_000);
 const KILL_GRACE_MS = 5_000;
+const fileLimitMs = (file) => LONG_FILES_MS.get(file) ?? TEST_TIMEOUT_MS * 2;
 
 const { values: options, positionals } = parseArgs({
   allowPositionals: true,
@@ -85,7 +99,8 @@ function findTests(dir) {
     .flatMap((name) => {
       const path = join(dir, name);
       if (statSync(path).isDirectory())
-        return name === 'stress' || name === 'fixtures' ? [] : findTests(path);
+        // node_modules: the on-demand installs of test/frameworks' apps.
+        return name === 'stress' || name === 'fixtures' || name === 'node_modules' ? [] : findTests(path);
       return name.endsWith('.test.ts') ? [path] : [];
     });
 }
@@ -179,7 +194,7 @@ function runFile(file, resultsPath) {
       timedOut = true;
       child.kill('SIGTERM');
       setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS).unref();
-    }, TEST_TIMEOUT_MS * 2);
+    }, fileLimitMs(file));
     running.add(child);
     child.on('close', (code, signal) => {
       clearTimeout(backstop);
@@ -207,7 +222,7 @@ async function judge(run, resultsPath) {
   }
   const counts = tally(report.results);
   const problems = [];
-  if (run.timedOut) problems.push(`did not finish within ${seconds(TEST_TIMEOUT_MS * 2)} and was stopped`);
+  if (run.timedOut) problems.push(`did not finish within ${seconds(fileLimitMs(run.file))} and was stopped`);
   else if (run.signal) problems.push(`its process was ended by ${run.signal}`);
   else if (run.code !== 0 && !report.results.some((r) => r.result === 'fail')) {
     problems.push(`its process exited with code ${run.code}`);

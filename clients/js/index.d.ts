@@ -254,6 +254,12 @@ export declare class ImgpipeClient {
   putOverlay(name: string, file: Blob | Uint8Array): Promise<Overlay>;
   listOverlays(): Promise<{ overlays: Overlay[]; limit: number }>;
   deleteOverlay(name: string): Promise<{ name: string; deleted: true }>;
+  /** responsiveImage, reading the source's size with imageInfo when `width` and `height` are not given. */
+  responsiveImage(
+    options: Omit<ResponsiveImageBase, 'width' | 'height'> &
+      Partial<Pick<ResponsiveImageBase, 'width' | 'height'>> &
+      ResponsiveImageUrlOptions,
+  ): Promise<ResponsiveImage>;
 }
 
 export interface DeliveryPurge {
@@ -288,6 +294,8 @@ export interface DeliveryUrlOptions extends RegistryDeliveryOptions {
   accountId: string;
   /** The delivery secret (POST /v1/delivery/secret). Never send it to a browser. */
   secret: string;
+  /** `t:<name>`: one of the account's presets (PUT /v1/presets/{name}); its operations apply first. */
+  preset?: string;
   /** `trim:`: true or a threshold 0..255. */
   trim?: true | number;
   /** `crop:x,y,w,h`. */
@@ -344,3 +352,54 @@ export declare const DELIVERY_OPTIONS: readonly (readonly [keyof DeliveryUrlOpti
 
 /** A signed delivery URL for `<img src>` (HMAC-SHA-256 through Web Crypto). */
 export declare function deliveryUrl(source: string, options: DeliveryUrlOptions): Promise<string>;
+
+/** deliveryUrl, synchronously with Node's crypto (a server; throws in a browser): the same URL, byte for byte. */
+export declare function deliveryUrlSync(source: string, options: DeliveryUrlOptions): string;
+
+/** What a public URL (`_` for the signature) may carry: what the account's delivery policy can allow. */
+export interface PublicUrlOptions {
+  baseUrl: string;
+  accountId: string;
+  /** `w:`: one of the policy's widths. */
+  width?: number;
+  /** `q:`: one of the policy's qualities. */
+  quality?: number | AutoQuality;
+  /** `t:<name>`: one of the policy's presets. */
+  preset?: string;
+  /** Always `f:auto`: AVIF, WebP or JPEG/PNG by the browser's Accept. */
+  format?: 'auto';
+}
+
+/** A public delivery URL, no secret: answered when the account's delivery policy allows its source and options. */
+export declare function publicUrl(source: string, options: PublicUrlOptions): string;
+
+/** responsiveImage's URLs: a public URL's options, or a signed URL's with `secret` (on a server). */
+export type ResponsiveImageUrlOptions =
+  (Omit<PublicUrlOptions, 'width'> & { secret?: undefined }) | Omit<DeliveryUrlOptions, 'width' | 'height'>;
+
+export type ResponsiveImageOptions = ResponsiveImageBase & ResponsiveImageUrlOptions;
+
+export interface ResponsiveImageBase {
+  /** The image's absolute http(s) URL. */
+  source: string;
+  /** The widths to offer (e.g. a public policy's); those above the source's own width are left out. */
+  widths: number[];
+  /** The `sizes` attribute, e.g. "(min-width: 800px) 50vw, 100vw". */
+  sizes: string;
+  /** The source's own upright size in pixels. */
+  width: number;
+  height: number;
+}
+
+/** Attributes for `<img>`: every URL of `srcset` has the width its descriptor says. */
+export interface ResponsiveImage {
+  src: string;
+  srcset: string;
+  sizes: string;
+  /** The size of `src`, the largest URL: the box the browser reserves before the image loads. */
+  width: number;
+  height: number;
+}
+
+/** srcset, sizes and the box of an image, no width above the source's own (so no layout shift, no duplicate). */
+export declare function responsiveImage(options: ResponsiveImageOptions): ResponsiveImage;

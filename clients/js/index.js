@@ -235,6 +235,16 @@ export class ImgpipeClient {
     });
   }
 
+  /**
+   * responsiveImage, with the source's size read by imageInfo (POST /v1/image/info, no quota) when `width` and
+   * `height` are not given. Call it on your server: it uses the API key.
+   */
+  async responsiveImage(options) {
+    if (options?.width > 0 && options?.height > 0) return responsiveImage(options);
+    const { width, height } = await this.imageInfo({ url: options?.source });
+    return responsiveImage({ ...options, width, height });
+  }
+
   /** The key's account: e-mail, tier, this month's quota and images per day. */
   getAccount() {
     return this.json('GET', '/v1/account');
@@ -320,10 +330,12 @@ export class ImgpipeClient {
 
 /**
  * The options of `deliveryUrl` and the delivery URL option each writes, in the order the server writes them (any
- * order verifies): the server's registry's (registry.js, generated from it), then the version and the expiry.
+ * order verifies): the preset first (its operations apply first), the server's registry's (registry.js, generated
+ * from it), then the version and the expiry.
  */
 export const DELIVERY_OPTIONS = Object.freeze([
-  ...URL_OPTIONS.map(([option, name]) => [option, name]),
+  ['preset', 't'],
+  ...URL_OPTIONS.filter(([option]) => option !== 'preset').map(([option, name]) => [option, name]),
   ['version', 'v'],
   ['expires', 'exp'],
 ]);
@@ -347,6 +359,28 @@ function optionText(name, value) {
   return String(value);
 }
 
+/** The part after the signature segment: the options in DELIVERY_OPTIONS' order, then the encoded source. */
+function signedPart(source, options) {
+  const segments = [];
+  for (const [name, short] of DELIVERY_OPTIONS) {
+    const value = options[name];
+    if (value === undefined) continue;
+    segments.push(`${short}:${optionText(name, value)}`);
+  }
+  segments.push(encodeURIComponent(source));
+  return segments.join('/');
+}
+
+function urlOf(baseUrl, accountId, signature, signed) {
+  return `${baseUrl.replace(/\/+$/, '')}/v1/u/${encodeURIComponent(accountId)}/${signature}/${signed}`;
+}
+
+function requireSigning(options) {
+  const { baseUrl, accountId, secret } = options ?? {};
+  if (!baseUrl || !accountId || !secret) throw new TypeError('baseUrl, accountId and secret are required');
+  return { baseUrl, accountId, secret };
+}
+
 /**
  * A signed delivery URL for `<img src>`: `<baseUrl>/v1/u/<accountId>/<signature>/<options…>/<source>`. The
  * signature is HMAC-SHA-256 (Web Crypto, so Node 20+, Deno, Bun) of everything after it, base64url. Build it on
@@ -357,16 +391,8 @@ function optionText(name, value) {
  * @returns {Promise<string>}
  */
 export async function deliveryUrl(source, options) {
-  const { baseUrl, accountId, secret } = options ?? {};
-  if (!baseUrl || !accountId || !secret) throw new TypeError('baseUrl, accountId and secret are required');
-  const segments = [];
-  for (const [name, short] of DELIVERY_OPTIONS) {
-    const value = options[name];
-    if (value === undefined) continue;
-    segments.push(`${short}:${optionText(name, value)}`);
-  }
-  segments.push(encodeURIComponent(source));
-  const signed = segments.join('/');
+  const { baseUrl, accountId, secret } = requireSigning(options);
+  const signed = signedPart(source, options);
   const subtle = globalThis.crypto.subtle;
   const key = await subtle.importKey(
     'raw',
@@ -381,5 +407,103 @@ export async function deliveryUrl(source, options) {
     .replace(/\+/g, '-')
     .replace(/\//g, '_')
     .replace(/=+$/, '');
-  return `${baseUrl.replace(/\/+$/, '')}/v1/u/${encodeURIComponent(accountId)}/${signature}/${signed}`;
+  return urlOf(baseUrl, accountId, signature, signed);
+}
+
+/**
+ * deliveryUrl, synchronously, with Node's crypto (Node 20.16+, Deno, Bun): for code that must return a string at
+ * once, such as a framework's image loader running on the server. The same URL, byte for byte. Node's crypto is
+ * looked up when called, never imported, so this module still loads in a browser (where this throws).
+ *
+ * @param {string} source
+ * @param {import('./index.d.ts').DeliveryUrlOptions} options
+ * @returns {string}
+ */
+export function deliveryUrlSync(source, options) {
+  const { baseUrl, accountId, secret } = requireSigning(options);
+  const crypto = globalThis.process?.getBuiltinModule?.('node:crypto');
+  if (!crypto) {
+    throw new TypeError("deliveryUrlSync needs Node's crypto (a server): in a browser use publicUrl");
+  }
+  const signed = signedPart(source, options);
+  const signature = crypto.createHmac('sha256', secret).update(signed).digest('base64url');
+  return urlOf(baseUrl, accountId, signature, signed);
+}
+
+/** What a public URL may carry: the options an account's delivery policy names, and the format by Accept. */
+const PUBLIC_OPTIONS = new Set(['baseUrl', 'accountId', 'width', 'quality', 'preset', 'format']);
+
+/**
+ * A public delivery URL, with `_` where the signature goes: no secret, so it can be built in a browser. The server
+ * answers it only when the account's delivery policy (PUT /v1/delivery/policy) allows its source, width, quality
+ * and preset; the format is always `f:auto` (by the browser's Accept). Any other option needs a signed URL.
+ *
+ * @param {string} source
+ * @param {import('./index.d.ts').PublicUrlOptions} options
+ * @returns {string}
+ */
+export function publicUrl(source, options) {
+  const { baseUrl, accountId } = options ?? {};
+  if (!baseUrl || !accountId) throw new TypeError('baseUrl and accountId are required');
+  const other = Object.keys(options).find((name) => !PUBLIC_OPTIONS.has(name));
+  if (other !== undefined) {
+    throw new TypeError(
+      `a public URL takes width, quality and preset only (got ${other}); sign the URL instead`,
+    );
+  }
+  if (options.format !== undefined && options.format !== 'auto') {
+    throw new TypeError('a public URL\'s format is "auto" (by the browser\'s Accept)');
+  }
+  const { width, quality, preset } = options;
+  return urlOf(baseUrl, accountId, '_', signedPart(source, { width, quality, preset, format: 'auto' }));
+}
+
+/**
+ * The entries of a srcset for a source `sourceWidth` px wide: each width of `widths` up to it, and for the wider
+ * ones a single entry that is the source's own width (imgpipe never enlarges). That entry's URL asks for the smallest
+ * of the wider widths, so a public URL stays within the policy's widths; the image it answers is `sourceWidth` wide.
+ */
+function srcsetEntries(widths, sourceWidth) {
+  const sorted = [...new Set(widths)].sort((a, b) => a - b);
+  const entries = sorted.filter((w) => w <= sourceWidth).map((w) => ({ asked: w, width: w }));
+  const wider = sorted.find((w) => w > sourceWidth);
+  if (wider !== undefined && entries[entries.length - 1]?.width !== sourceWidth) {
+    entries.push({ asked: wider, width: sourceWidth });
+  }
+  return entries;
+}
+
+/**
+ * `src`, `srcset`, `sizes`, `width` and `height` for an `<img>` of `source`, whose own size is `width` × `height`:
+ * one URL per width of `widths`, none wider than the source (imgpipe never enlarges, so those would be the same
+ * image under a wider `w` descriptor, which makes the browser lay it out too small); the source's own width stands
+ * in for them. `width` and `height` are the largest URL's, `src`, so the box is reserved before it loads. With
+ * `secret` the URLs are signed (deliveryUrlSync, on a server); without, they are public URLs (publicUrl).
+ *
+ * @param {import('./index.d.ts').ResponsiveImageOptions} options
+ * @returns {import('./index.d.ts').ResponsiveImage}
+ */
+export function responsiveImage(options) {
+  const { source, widths, sizes, width, height, secret, ...rest } = options ?? {};
+  if (!source || !Array.isArray(widths) || widths.length === 0 || !sizes) {
+    throw new TypeError('source, widths (a non-empty list) and sizes are required');
+  }
+  if (!(width > 0) || !(height > 0)) {
+    throw new TypeError(
+      "width and height (the source's own size) are required: ImgpipeClient's responsiveImage reads them",
+    );
+  }
+  const urlFor = ({ asked }) =>
+    secret === undefined
+      ? publicUrl(source, { ...rest, width: asked })
+      : deliveryUrlSync(source, { ...rest, secret, width: asked });
+  const entries = srcsetEntries(widths, width);
+  const largest = entries[entries.length - 1];
+  return {
+    src: urlFor(largest),
+    srcset: entries.map((entry) => `${urlFor(entry)} ${entry.width}w`).join(', '),
+    sizes,
+    width: largest.width,
+    height: Math.max(1, Math.round((height * largest.width) / width)),
+  };
 }

@@ -32,7 +32,10 @@ test('README: each example of an operation answers 200 with an image, run as wri
   const lines = local.split('\n');
   const definition = lines.slice(0, lines.indexOf('}') + 1).join('\n');
   const bash = (script: string) =>
-    run('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, env: { ...process.env, KEY: server.key } });
+    run('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: dir,
+      env: { ...process.env, IMGPIPE_KEY: server.key },
+    });
   // The block's other commands (the overlay upload) first, then each example on its own.
   await bash(lines.filter((line) => !line.startsWith("op '")).join('\n'));
   const known = Object.keys(operationsSchema(10_000).shape);

@@ -82,5 +82,5 @@ test('README quick start: the curl line and the two commands are there', () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   assert.match(readme, /npm ci && npm start/);
   assert.match(readme, /npm test/);
-  assert.match(readme, /curl .*Authorization: Bearer \$KEY/s);
+  assert.match(readme, /curl .*Authorization: Bearer \$IMGPIPE_KEY/s);
 });

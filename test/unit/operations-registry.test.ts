@@ -76,10 +76,10 @@ test("docs/delivery.md: the option table is t: (a preset), the registry's option
   }
 });
 
-test("clients/js: deliveryUrl's options write the registry's URL options in its order, and the types list its fields", () => {
+test("clients/js: deliveryUrl's options write the preset, then the registry's URL options in its order, and the types list its fields", () => {
   assert.deepEqual(
     DELIVERY_OPTIONS.map(([, name]) => name),
-    [...URL_OPTIONS.map((option) => option.name), 'v', 'exp'],
+    ['t', ...URL_OPTIONS.map((option) => option.name).filter((name) => name !== 't'), 'v', 'exp'],
   );
   for (const [name, text] of Object.entries(clientRegistryFiles())) {
     assert.equal(read(`clients/js/${name}`), text, `clients/js/${name}: run npm run generate:client`);
