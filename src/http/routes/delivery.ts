@@ -128,6 +128,12 @@ function answer(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, d
     return reply.code(304).send();
   }
   ctx.metrics.recordDelivery(cache);
+  if (image.json) {
+    return reply
+      .type('application/json')
+      .header('X-Service-Operations', image.applied.join(','))
+      .send(image.data);
+  }
   return sendImage(reply, image);
 }
 

@@ -13,6 +13,7 @@ import * as m010 from './010-plans-and-checkouts.ts';
 import * as m011 from './011-delivery-charges-purges.ts';
 import * as m012 from './012-overlays.ts';
 import * as m013 from './013-delivery-makes-failures.ts';
+import * as m014 from './014-delivery-sources.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011-delivery-charges-purges': m011,
   '012-overlays': m012,
   '013-delivery-makes-failures': m013,
+  '014-delivery-sources': m014,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */
