@@ -8,7 +8,7 @@ import { urlExpired } from './errors.ts';
 import { makeDerivative, type MissDeps } from './miss.ts';
 import { negotiate } from './negotiate.ts';
 import { outputOperations, outputOptions } from './output-key.ts';
-import { placeholderAnswer, placeholderEncoding } from './placeholder-answer.ts';
+import { placeholderAnswer, placeholderEncoding, placeholderOperations } from './placeholder-answer.ts';
 import { derivativeHash, resultCacheKey, type CachedResult, type ResultCache } from './result-cache.ts';
 import { allowedOrigins, checkAllowedOrigin, verifyDeliveryPath } from './settings.ts';
 import { knownSize, type SourceFactsMemory } from './source-facts.ts';
@@ -54,7 +54,9 @@ export async function deliver(
   }
   const origins = allowedOrigins(signer);
   checkAllowedOrigin(origins, delivery.source);
-  const negotiated = delivery.autoFormat ? negotiate(delivery.operations.formats, accept) : undefined;
+  // A placeholder answer is made without the encode's options (placeholderOperations): nothing to negotiate.
+  const negotiated =
+    delivery.autoFormat && !delivery.placeholder ? negotiate(delivery.operations.formats, accept) : undefined;
   // A replaced overlay is new content: its hash in the key (and the charge) makes new derivatives, with no purge.
   const { overlay } = delivery.operations;
   const overlayHash = overlay && (await storedOverlayHash(deps.store.db, signer.accountId, overlay.name));
@@ -66,7 +68,11 @@ export async function deliver(
   const { facts, input } = known
     ? { facts: known, input: undefined }
     : await deps.deliverySources.learn(deps, version, checkUrl);
-  const operations = outputOperations(delivery.operations, knownSize(facts));
+  const operationsFor = (size: ReturnType<typeof knownSize>) => {
+    const output = outputOperations(delivery.operations, size);
+    return delivery.placeholder ? placeholderOperations(output) : output;
+  };
+  const operations = operationsFor(knownSize(facts));
   const options = outputOptions(operations, delivery.version, delivery.placeholder);
   const encoding = delivery.placeholder === 'image' ? placeholderEncoding(accept) : undefined;
   const format = negotiated?.key ?? 'as-named';
@@ -80,7 +86,7 @@ export async function deliver(
   // Bytes a make fetches of another length than the source had: the source changed, its size is learnt anew.
   const operationsOf = async (bytes: Buffer) => {
     const now = await deps.deliverySources.relearn(deps, version, bytes);
-    return now.bytes === facts.bytes ? operations : outputOperations(delivery.operations, knownSize(now));
+    return now.bytes === facts.bytes ? operations : operationsFor(knownSize(now));
   };
   const { result, fresh } = await deps.deliveryCache.getOrProduce(resultCacheKey(parts), async () => {
     const image = await makeDerivative(deps, {
@@ -97,6 +103,6 @@ export async function deliver(
     cache: fresh ? 'miss' : 'hit',
     cacheControl: cacheControl(deps.config.delivery.maxAgeSeconds, delivery.expiresAt),
     tags: deliveryTags(signer.accountId, delivery.source),
-    variesWithAccept: delivery.autoFormat || encoding !== undefined,
+    variesWithAccept: negotiated !== undefined || encoding !== undefined,
   };
 }

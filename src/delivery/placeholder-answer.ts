@@ -2,6 +2,7 @@
 // `placeholder: true`) as a tiny blurred image, or as JSON with the dominant colour and the output's size.
 import sharp from 'sharp';
 import { thumbHashToRGBA } from 'thumbhash';
+import type { Operations } from '../pipeline/operations.ts';
 import type { ProcessedImage } from '../pipeline/process.ts';
 import { negotiate } from './negotiate.ts';
 import type { CachedResult } from './result-cache.ts';
@@ -9,6 +10,18 @@ import type { PlaceholderAnswer } from './url.ts';
 
 /** The placeholder image's encoding: WebP when the Accept header takes it, else PNG (every browser reads both). */
 export type PlaceholderEncoding = 'webp' | 'png';
+
+/**
+ * The operations a placeholder answer is made with: the output's pixels are all it reads, so the encode's choices
+ * are left out (`f:auto` and `formats:`, `q:`, `max_bytes:`): no output search, no AVIF encode, and one derivative
+ * whatever they said. A named format stays: JPEG's flattening of alpha is part of the output's look.
+ */
+export function placeholderOperations(operations: Operations): Operations {
+  const { formats: _formats, quality: _quality, max_bytes: _maxBytes, ...rest } = operations;
+  if (rest.format !== 'auto') return rest;
+  const { format: _auto, ...named } = rest;
+  return named;
+}
 
 /** WebP when the Accept header names it, else PNG. */
 export function placeholderEncoding(accept: string | undefined): PlaceholderEncoding {

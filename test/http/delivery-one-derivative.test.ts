@@ -118,6 +118,12 @@ for (const dialect of DIALECTS) {
       const image = await get({ w: 300, placeholder: true });
       assert.equal(body.thumbhash, image.headers['x-service-placeholder'], 'the output image’s ThumbHash');
       assert.equal((await get({ w: 300, placeholder: 'json' })).headers['x-service-cache'], 'hit');
+      // The encode's options change no placeholder: f:auto, q: and any Accept are the same derivative, no Vary.
+      for (const accept of [ACCEPT_AVIF, 'image/jpeg']) {
+        const encoded = await get({ w: 300, f: 'auto', q: 'auto', placeholder: 'json' }, accept);
+        assert.equal(encoded.headers['x-service-cache'], 'hit');
+        assert.equal(encoded.headers.vary, undefined);
+      }
       assert.equal(await unitsUsed(server), 2, 'the JSON and the image: two derivatives, one unit each');
     });
   });
