@@ -9,6 +9,7 @@ import type { SourceDeps } from '../sources/source.ts';
 import type { UrlRef } from '../sources/url.ts';
 import { findDeliverySource, saveDeliverySource, type StoredSourceFacts } from '../store/delivery-sources.ts';
 import type { Db } from '../store/schema.ts';
+import { isApiError } from '../errors.ts';
 import { answerFromMemory, rememberFailure } from './failure-memory.ts';
 
 export type SourceFacts = StoredSourceFacts;
@@ -62,13 +63,25 @@ export function knownSize(facts: SourceFacts | undefined): { width: number; heig
   return facts && facts.width > 0 ? { width: facts.width, height: facts.height } : undefined;
 }
 
-/** The header's facts (UNREAD when the probe refuses the bytes). */
-async function probe(deps: SourceFactsDeps, accountId: string, input: Buffer): Promise<SourceFacts> {
-  const facts = await probeImage(input, deps.config, (work) =>
-    inJobSlot(deps.jobs, accountId, 'probe', work),
-  ).catch(() => undefined);
-  const { width, height, frames, format } = facts ?? UNREAD;
-  return { width, height, frames, format, bytes: input.length };
+/**
+ * The header's facts: UNREAD when the probe refuses the bytes themselves (kept: the make answers that error), and
+ * undefined when it could not run (no job slot, the machine's state: nothing is kept, the next request probes).
+ */
+async function probe(
+  deps: SourceFactsDeps,
+  accountId: string,
+  input: Buffer,
+): Promise<SourceFacts | undefined> {
+  try {
+    const facts = await probeImage(input, deps.config, (work) =>
+      inJobSlot(deps.jobs, accountId, 'probe', work),
+    );
+    const { width, height, frames, format } = facts;
+    return { width, height, frames, format, bytes: input.length };
+  } catch (err) {
+    if (isApiError(err) && err.code === 'busy') return undefined;
+    return { ...UNREAD, bytes: input.length };
+  }
 }
 
 export function openSourceFacts(db: Db): SourceFactsMemory {
@@ -78,9 +91,12 @@ export function openSourceFacts(db: Db): SourceFactsMemory {
     if (kept.size >= MAX_KEPT_FACTS) kept.clear();
     kept.set(key, facts);
   };
-  const save = async (s: SourceVersion, key: string, facts: SourceFacts) => {
+  /** Keeps what the probe found; bytes it could not probe now are keyed as an unread source, and kept nowhere. */
+  const save = async (s: SourceVersion, key: string, input: Buffer, facts: SourceFacts | undefined) => {
+    if (!facts) return { ...UNREAD, bytes: input.length };
     await saveDeliverySource(db, s.accountId, key, facts, new Date().toISOString());
     keep(key, facts);
+    return facts;
   };
   return {
     async find(s) {
@@ -106,10 +122,10 @@ export function openSourceFacts(db: Db): SourceFactsMemory {
           const ref: UrlRef = { kind: 'url', url: s.source };
           input = await readSource(deps, ref, reading);
         } catch (err) {
-          throw await rememberFailure(db, s.accountId, name, err, lastFailure);
+          // The answer is the fetch's failure; a store failing to remember it only lets the next view fetch again.
+          throw await rememberFailure(db, s.accountId, name, err, lastFailure).catch(() => err);
         }
-        const facts = await probe(deps, s.accountId, input);
-        await save(s, key, facts);
+        const facts = await save(s, key, input, await probe(deps, s.accountId, input));
         return { facts, input };
       })();
       learning.set(key, work);
@@ -120,9 +136,7 @@ export function openSourceFacts(db: Db): SourceFactsMemory {
       const key = sourceVersionKey(s);
       const known = kept.get(key) ?? (await findDeliverySource(db, s.accountId, key));
       if (known && known.bytes === input.length) return known;
-      const facts = await probe(deps, s.accountId, input);
-      await save(s, key, facts);
-      return facts;
+      return save(s, key, input, await probe(deps, s.accountId, input));
     },
   };
 }
