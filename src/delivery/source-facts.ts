@@ -6,6 +6,7 @@ import { inJobSlot, type ImageJobDeps } from '../job/run.ts';
 import { probeImage } from '../pipeline/probe.ts';
 import { readSource, type SourceList } from '../sources/index.ts';
 import type { SourceDeps } from '../sources/source.ts';
+import type { InputBuffers } from '../input-buffers.ts';
 import type { UrlRef } from '../sources/url.ts';
 import { findDeliverySource, saveDeliverySource, type StoredSourceFacts } from '../store/delivery-sources.ts';
 import type { Db } from '../store/schema.ts';
@@ -35,12 +36,14 @@ export function sourceVersionKey(s: SourceVersion): string {
 
 export interface SourceFactsDeps extends ImageJobDeps, SourceDeps, SourceList {
   config: ImageJobDeps['config'] & SourceDeps['config'];
+  inputBuffers: InputBuffers;
 }
 
-/** What learning a source gives: its facts and the bytes. */
+/** What learning a source gives: its facts, and the bytes to the caller whose request fetched them. */
 export interface Learnt {
   facts: SourceFacts;
-  input: Buffer;
+  /** Read into a kept buffer, which the one make given it gives back (src/input-buffers.ts). */
+  input: Buffer | undefined;
 }
 
 export interface SourceFactsMemory {
@@ -109,16 +112,16 @@ export function openSourceFacts(db: Db): SourceFactsMemory {
     },
     learn(deps, s, checkUrl) {
       const key = sourceVersionKey(s);
+      // Concurrent callers share the facts; only the first is given the bytes (their buffer goes back after one make).
       const pending = learning.get(key);
-      if (pending) return pending;
+      if (pending) return pending.then(({ facts }) => ({ facts, input: undefined }));
       const work = (async (): Promise<Learnt> => {
         // The failure memory's name for this source version's fetch: a failing origin is not fetched on every view.
         const name = `source-${key}`;
         const lastFailure = await answerFromMemory(db, s.accountId, name);
         let input: Buffer;
         try {
-          // Not read into kept buffers: the bytes may serve concurrent makes, each giving its input back.
-          const reading = { account: s.accountId, free: false, checkUrl };
+          const reading = { account: s.accountId, free: false, checkUrl, buffers: deps.inputBuffers };
           const ref: UrlRef = { kind: 'url', url: s.source };
           input = await readSource(deps, ref, reading);
         } catch (err) {
