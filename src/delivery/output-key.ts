@@ -38,13 +38,13 @@ function sizeBeforeResize(source: Size, ops: Operations): Size {
 }
 
 /**
- * The resize that makes the same output, or undefined when it leaves the image as it is. dpr is folded into `w` and
- * `h` (the box the step uses); one side alone scales proportionally whatever fit and position say; a box that would
- * enlarge (never done) gives the size before the resize, which is no resize at all; with a known size, cover,
- * contain and fill are written as the box they really produce. `source` undefined (not learnt): only the spelling is
- * reduced.
+ * The resize that makes the same output. dpr is folded into `w` and `h` (the box the step uses); one side alone
+ * scales proportionally whatever fit and position say; a box that would enlarge (never done) leaves the image at the
+ * size it had, written `w:<that width>` (the resize still runs, and says so in X-Service-Operations as POST's does);
+ * with a known size, cover, contain and fill are written as the box they really produce. `source` undefined (not
+ * learnt): only the spelling is reduced.
  */
-export function outputResize(resize: Resize, ops: Operations, source: Size | undefined): Resize | undefined {
+export function outputResize(resize: Resize, ops: Operations, source: Size | undefined): Resize {
   const k = resize.dpr ?? 1;
   const side = (value: number | null | undefined) =>
     value === null || value === undefined ? undefined : Math.round(value * k);
@@ -57,13 +57,15 @@ export function outputResize(resize: Resize, ops: Operations, source: Size | und
   if (w === undefined || h === undefined) {
     if (size) {
       const target = resizeTarget('inside', { w, h }, size);
-      if (target.width === size.width && target.height === size.height) return undefined;
+      if (target.width === size.width && target.height === size.height) return { w: size.width };
     }
     return w === undefined ? { h } : { w };
   }
   if (!size) return { w, h, ...(fit && { fit }), ...(position !== undefined && { position }) };
   const target = resizeTarget(fit ?? 'inside', { w, h }, size);
-  if (target.width === size.width && target.height === size.height && target.fit === 'fill') return undefined;
+  if (target.width === size.width && target.height === size.height && target.fit === 'fill') {
+    return { w: size.width };
+  }
   if (target.fit === 'fill' && fit !== 'fill') return { w, h, ...(fit && { fit }) };
   // cover, contain, fill: the step resizes to exactly the target's box, which the target of that box is again.
   return {
@@ -82,11 +84,7 @@ export function outputOperations(ops: Operations, source: Size | undefined): Ope
     out[key] = value;
   }
   const reduced = out as Operations;
-  if (ops.resize) {
-    const resize = outputResize(ops.resize, ops, source);
-    if (resize) reduced.resize = resize;
-    else delete reduced.resize;
-  }
+  if (ops.resize) reduced.resize = outputResize(ops.resize, ops, source);
   if (ops.background !== undefined) reduced.background = canonicalColour(ops.background);
   return reduced;
 }
