@@ -25,6 +25,7 @@ import {
 import { join } from 'node:path';
 import { openResultCache, type ResultCache } from './delivery/result-cache.ts';
 import { openPurgeGenerations, type PurgeGenerations } from './delivery/derivatives.ts';
+import { openSourceFacts, type SourceFactsMemory } from './delivery/source-facts.ts';
 import { SOURCES } from './sources/index.ts';
 import type { ImageSource } from './sources/source.ts';
 
@@ -62,6 +63,8 @@ export interface AppContext {
   deliveryCache: ResultCache;
   /** Accounts' purge generations as the store has them, each kept a few seconds (PURGE_GENERATION_TTL_MS). */
   deliveryPurges: PurgeGenerations;
+  /** What each delivery source is (size, length), learnt once: a derivative is keyed by its output. */
+  deliverySources: SourceFactsMemory;
   close(): Promise<void>;
 }
 
@@ -126,6 +129,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     isolated,
     deliveryCache,
     deliveryPurges: openPurgeGenerations(store.db),
+    deliverySources: openSourceFacts(store.db),
     close: async () => {
       isolated.close();
       await fetcher.close();

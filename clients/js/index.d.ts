@@ -335,8 +335,11 @@ export interface DeliveryUrlOptions extends RegistryDeliveryOptions {
   quality?: number | AutoQuality;
   /** `max_bytes:`: never bigger than this many bytes, or "input". */
   maxBytes?: number | 'input';
-  /** `placeholder:true`: the answer carries X-Service-Placeholder and X-Service-Dominant-Color. */
-  placeholder?: boolean;
+  /**
+   * `placeholder:true`: the answer carries X-Service-Placeholder and X-Service-Dominant-Color; `image`: the answer is
+   * a tiny blurred image of the output (at most 32 px); `json`: `{thumbhash, color, width, height}`.
+   */
+  placeholder?: boolean | 'image' | 'json';
   strip?: boolean;
   /**
    * `v:<token>`, 1 to 32 of `[A-Za-z0-9_-]`: a version you change when the source image changes (signed, part of

@@ -1,20 +1,24 @@
 // owns: answering one delivery URL: its signature checked first, then its options, expiry and source origin, the
-// format negotiated, the derivative named; served from the instance's result cache or made once (miss.ts).
+// format negotiated, the derivative named by the output it produces (output-key.ts, source-facts.ts); served from
+// the instance's result cache or made once (miss.ts).
 import type { operationsSchema } from '../pipeline/operations.ts';
 import type { Config } from '../config.ts';
 import { deliveryTags, type PurgeGenerations } from './derivatives.ts';
 import { urlExpired } from './errors.ts';
 import { makeDerivative, type MissDeps } from './miss.ts';
 import { negotiate } from './negotiate.ts';
+import { outputOperations, outputOptions } from './output-key.ts';
+import { placeholderAnswer, placeholderEncoding, placeholderOperations } from './placeholder-answer.ts';
 import { derivativeHash, resultCacheKey, type CachedResult, type ResultCache } from './result-cache.ts';
 import { allowedOrigins, checkAllowedOrigin, verifyDeliveryPath } from './settings.ts';
+import { checkPublicPath, publicPolicyOf } from './public-policy.ts';
+import { knownSize, type SourceFactsMemory } from './source-facts.ts';
 import {
   deliveryPresetName,
   parseDeliveryRequest,
   PUBLIC_SIGNATURE,
   type DeliveryRequestPath,
 } from './url.ts';
-import { checkPublicPath, publicPolicyOf } from './public-policy.ts';
 import { storedOverlayHash } from '../sources/overlay.ts';
 import { presetResolver } from '../presets/index.ts';
 import { findDeliverySigner, type DeliverySigner } from '../store/delivery.ts';
@@ -24,6 +28,7 @@ export interface DeliveryDeps extends MissDeps {
   operations: ReturnType<typeof operationsSchema>;
   deliveryCache: ResultCache;
   deliveryPurges: PurgeGenerations;
+  deliverySources: SourceFactsMemory;
 }
 
 /** A delivery URL's answer: the image and what its headers say. */
@@ -35,7 +40,7 @@ export interface Delivered {
   cacheControl: string;
   /** The account's and the source's tag (Cache-Tag, Surrogate-Key). */
   tags: { account: string; source: string };
-  /** f:auto: the format follows the Accept header (Vary: Accept). */
+  /** f:auto and placeholder:image: the format follows the Accept header (Vary: Accept). */
   variesWithAccept: boolean;
 }
 
@@ -70,28 +75,57 @@ export async function deliver(
   if (delivery.expiresAt !== undefined && delivery.expiresAt < Date.now() / 1000) {
     throw urlExpired(delivery.expiresAt);
   }
-  checkAllowedOrigin(allowedOrigins(signer), delivery.source);
-  const negotiated = delivery.autoFormat ? negotiate(delivery.operations.formats, accept) : undefined;
+  const origins = allowedOrigins(signer);
+  checkAllowedOrigin(origins, delivery.source);
+  // A placeholder answer is made without the encode's options (placeholderOperations): nothing to negotiate.
+  const negotiated =
+    delivery.autoFormat && !delivery.placeholder ? negotiate(delivery.operations.formats, accept) : undefined;
   // A replaced overlay is new content: its hash in the key (and the charge) makes new derivatives, with no purge.
   const { overlay } = delivery.operations;
   const overlayHash = overlay && (await storedOverlayHash(deps.store.db, signer.accountId, overlay.name));
+  const purges = await deps.deliveryPurges.of(signer.accountId, delivery.source);
+  // The derivative is keyed by its output, which needs the source's size: learnt by the source's first request.
+  const version = { accountId: signer.accountId, source: delivery.source, version: delivery.version, purges };
+  const checkUrl = (url: URL) => checkAllowedOrigin(origins, url.href);
+  const known = await deps.deliverySources.find(version);
+  const { facts, input } = known
+    ? { facts: known, input: undefined }
+    : await deps.deliverySources.learn(deps, version, checkUrl);
+  const operationsFor = (size: ReturnType<typeof knownSize>) => {
+    const output = outputOperations(delivery.operations, size);
+    return delivery.placeholder ? placeholderOperations(output) : output;
+  };
+  const operations = operationsFor(knownSize(facts));
+  const options = outputOptions(operations, delivery.version, delivery.placeholder);
+  const encoding = delivery.placeholder === 'image' ? placeholderEncoding(accept) : undefined;
+  const format = negotiated?.key ?? 'as-named';
   const parts = {
     accountId: signer.accountId,
     source: delivery.source,
-    options: overlayHash
-      ? `${delivery.normalisedOptions}|overlay=${overlayHash}`
-      : delivery.normalisedOptions,
-    format: negotiated?.key ?? 'as-named',
-    purges: await deps.deliveryPurges.of(signer.accountId, delivery.source),
+    options: overlayHash ? `${options}|overlay=${overlayHash}` : options,
+    format: encoding ? `${format}|placeholder-${encoding}` : format,
+    purges,
   };
-  const { result, fresh } = await deps.deliveryCache.getOrProduce(resultCacheKey(parts), () =>
-    makeDerivative(deps, { signer, delivery, negotiated, derivative: derivativeHash(parts) }),
-  );
+  // Bytes a make fetches of another length than the source had: the source changed, its size is learnt anew.
+  const operationsOf = async (bytes: Buffer) => {
+    const now = await deps.deliverySources.relearn(deps, version, bytes);
+    return now.bytes === facts.bytes ? operations : operationsFor(knownSize(now));
+  };
+  const { result, fresh } = await deps.deliveryCache.getOrProduce(resultCacheKey(parts), async () => {
+    const image = await makeDerivative(deps, {
+      signer,
+      delivery: { ...delivery, operations },
+      negotiated,
+      derivative: derivativeHash(parts),
+      ...(input ? { input } : { operationsOf }),
+    });
+    return delivery.placeholder ? placeholderAnswer(image, delivery.placeholder, encoding ?? 'png') : image;
+  });
   return {
     image: result,
     cache: fresh ? 'miss' : 'hit',
     cacheControl: cacheControl(deps.config.delivery.maxAgeSeconds, delivery.expiresAt),
     tags: deliveryTags(signer.accountId, delivery.source),
-    variesWithAccept: delivery.autoFormat,
+    variesWithAccept: negotiated !== undefined || encoding !== undefined,
   };
 }

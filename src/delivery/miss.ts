@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { usageMonth } from '../accounts/quota.ts';
 import { takeQuotaUnit, type QuotaUnit, type QuotaUnitDeps } from '../accounts/quota-unit.ts';
 import { runJob, type Charge, type JobDeps, type Reservation } from '../job/index.ts';
+import type { Operations } from '../pipeline/operations.ts';
 import type { ProcessedImage } from '../pipeline/process.ts';
 import type { UrlRef } from '../sources/url.ts';
 import { countDeliveryMake, releaseDeliveryMake, type DeliverySigner } from '../store/delivery.ts';
@@ -29,6 +30,10 @@ export interface Miss {
   /** What `f:auto` is for this request; undefined for a URL that names its format (or none). */
   negotiated: Negotiation | undefined;
   derivative: string;
+  /** The source's bytes, when this request fetched them to learn the source (they are not fetched twice). */
+  input?: Buffer;
+  /** The operations for fetched bytes: another length than the source had learns it anew (source-facts.ts). */
+  operationsOf?(input: Buffer): Promise<Operations>;
 }
 
 /**
@@ -93,15 +98,18 @@ export const DELIVERY_SLOT_PATIENCE_MS = 10_000;
  * every size limit; the allowed origins hold for every hop of the fetch (a redirect cannot take it elsewhere).
  */
 export async function makeDerivative(deps: MissDeps, miss: Miss): Promise<ProcessedImage> {
-  const { signer, delivery, negotiated } = miss;
+  const { signer, delivery, negotiated, operationsOf } = miss;
   const origins = allowedOrigins(signer);
   const source: UrlRef = { kind: 'url', url: delivery.source };
   const { image } = await runJob(deps, {
     account: signer.accountId,
     charge: derivativeCharge(deps, signer, miss.derivative),
     request: () => ({ source, operations: delivery.operations }),
-    operationsFor:
-      negotiated && ((input, operations) => negotiatedOperations(operations, negotiated, input, deps.config)),
+    input: miss.input,
+    operationsFor: async (input, operations) => {
+      const ops = operationsOf ? await operationsOf(input) : operations;
+      return negotiated ? negotiatedOperations(ops, negotiated, input, deps.config) : ops;
+    },
     checkUrl: (url) => checkAllowedOrigin(origins, url.href),
     // The result serves every later request of this key, so it is finished even when this client leaves.
     signal: new AbortController().signal,

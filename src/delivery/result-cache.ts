@@ -17,6 +17,8 @@ export interface CachedMeta {
   etag: string;
   /** With placeholder:true: the output's ThumbHash and dominant colour, answered on hits too. */
   placeholder?: Placeholder;
+  /** placeholder:json: the bytes are application/json (width and height are still the output image's). */
+  json?: true;
 }
 
 export interface CachedResult extends CachedMeta {

@@ -134,6 +134,10 @@ export function splitDeliveryPath(rawUrl: string): DeliveryRequestPath | undefin
   return { accountId, signature, signedPart: rest.join('/') };
 }
 
+/** `placeholder:image` and `placeholder:json`: the URL answers the output's placeholder instead of the output. */
+export type PlaceholderAnswer = 'image' | 'json';
+const PLACEHOLDER_ANSWERS: readonly string[] = ['image', 'json'] satisfies PlaceholderAnswer[];
+
 export interface DeliveryRequest {
   source: string;
   /** The operations the URL says; for `f:auto` (format "auto") the route narrows the format by Accept. */
@@ -141,8 +145,12 @@ export interface DeliveryRequest {
   autoFormat: boolean;
   /** Unix seconds after which the URL is refused; undefined: never. */
   expiresAt?: number;
-  /** The options in canonical form without the expiry (with `v:`): part of the result cache's key. */
+  /** The options in canonical form without the expiry (with `v:`), as written. */
   normalisedOptions: string;
+  /** The `v:` token. */
+  version?: string;
+  /** placeholder:image or placeholder:json (operations.placeholder is then true). */
+  placeholder?: PlaceholderAnswer;
 }
 
 const WHOLE_NUMBER = /^\d{1,12}$/;
@@ -230,6 +238,7 @@ export function parseDeliveryRequest(
   const seen = new Set<string>();
   let expiresAt: number | undefined;
   let version: string | undefined;
+  let placeholder: PlaceholderAnswer | undefined;
   for (const segment of segments) {
     const colon = segment.indexOf(':');
     const name = segment.slice(0, colon);
@@ -242,7 +251,10 @@ export function parseDeliveryRequest(
     seen.add(name);
     const text = segment.slice(colon + 1);
     const option = URL_OPTIONS.find((o) => o.name === name);
-    if (option) {
+    if (option?.name === 'placeholder' && PLACEHOLDER_ANSWERS.includes(text)) {
+      placeholder = text as PlaceholderAnswer;
+      place(json, option, true);
+    } else if (option) {
       place(json, option, urlValue(option, text));
     } else if (name === PRESET) {
       json[PRESET_KEY] = text;
@@ -269,6 +281,12 @@ export function parseDeliveryRequest(
     operations,
     autoFormat: operations.format === 'auto',
     expiresAt,
-    normalisedOptions: formatDeliveryOptions({ ...deliveryOptionsOf(operations), v: version }),
+    normalisedOptions: formatDeliveryOptions({
+      ...deliveryOptionsOf(operations),
+      ...(placeholder && { placeholder }),
+      v: version,
+    }),
+    version,
+    placeholder,
   };
 }

@@ -46,6 +46,8 @@ export interface JobOptions<Held extends Reservation> {
    * read into one of `buffers`, which the job gives back once nothing reads it.
    */
   request(buffers: InputBuffers): Promise<JobRequest> | JobRequest;
+  /** The source's bytes when already read (a delivery URL's first request read them to learn the source). */
+  input?: Buffer;
   /** What the operations become once the input's bytes are known (a delivery URL's f:auto). */
   operationsFor?(input: Buffer, operations: Operations): Promise<Operations>;
   /** A rule for every URL the source's read requests (a delivery URL's allowed origins). */
@@ -85,7 +87,7 @@ export async function runJob<Held extends Reservation>(
       name: operations.overlay.name,
     };
     const overlayImage = overlay && (await readSource(deps, overlay, reading));
-    const input = await readSource(deps, source, reading);
+    const input = job.input ?? (await readSource(deps, source, reading));
     deps.metrics.recordInputBytes(source.kind, input.length);
     const image = await runImageJob(deps, {
       account: job.account,

@@ -233,6 +233,23 @@ export interface DeliveryPurgeTable {
   purged_at: string;
 }
 
+/**
+ * What a delivery source is, learnt by its first request: `source_key` a hash of the source URL, its `v:` and the
+ * purge generations, so a new version or a purge learns it again.
+ */
+export interface DeliverySourceTable {
+  account_id: string;
+  source_key: string;
+  /** Upright size, after the EXIF orientation. */
+  width: number;
+  height: number;
+  frames: number;
+  format: string;
+  /** The fetched body's length: a make that fetches another length learns the source again. */
+  bytes: number;
+  learnt_at: string;
+}
+
 /** An overlay (watermark) an account stored, by account and name. */
 export interface OverlayTable {
   account_id: string;
@@ -288,6 +305,7 @@ export interface Database {
   delivery_charges: DeliveryChargeTable;
   delivery_purges: DeliveryPurgeTable;
   delivery_failures: DeliveryFailureTable;
+  delivery_sources: DeliverySourceTable;
   overlays: OverlayTable;
   presets: PresetTable;
   delivery_policies: DeliveryPolicyTable;

@@ -23,9 +23,14 @@ padding, of everything after it as sent, under the account's delivery secret (PO
 segment \`_\` needs none while the source and every option (w:, q:, t:, f:auto only) lie inside the account's public
 policy (PUT /v1/delivery/policy), else 403 signature_required naming what is outside. \`f:auto\`
 answers AVIF, WebP or JPEG (PNG for alpha) by the Accept header, with Vary: Accept; with \`formats:\`, the smallest of
-the listed formats the Accept header takes (JPEG and PNG always). A result is cached per instance
+the listed formats the Accept header takes (JPEG and PNG always). \`placeholder:image\` answers a tiny blurred
+image of the output (its ThumbHash decoded, at most 32 px on its longer side; WebP when Accept names image/webp, else
+PNG; Vary: Accept) and \`placeholder:json\` answers application/json \`{"thumbhash", "color", "width", "height"}\` (the
+output's ThumbHash, mean colour and size); each is a derivative of its own. A result is cached per instance
 (DELIVERY_CACHE_BYTES; a result over a sixteenth of it is 413 image_too_large); a derivative (account, source,
-options, negotiated format) counts one quota unit per calendar month, which buys up to 10 makes of it on all instances
+options reduced to the output they produce: defaults left out, equivalent spellings one, w, h and dpr reduced to what
+the source allows, so every width at or above the source's is one derivative; negotiated format) counts one quota
+unit per calendar month, which buys up to 10 makes of it on all instances
 (the 11th counts another); a hit or a 304 counts none. A failed make is answered from memory (same error, with
 Retry-After) until it is tried again. POST /v1/delivery/purge makes the account's derivatives anew (each counts again
 once). Answers carry
@@ -97,8 +102,18 @@ const DELIVERY_SCHEMA = {
   response: {
     ...success(
       200,
-      'The image (304 without a body when If-None-Match names its ETag).',
-      { 'image/*': { schema: z.string().meta({ format: 'binary' }) } },
+      'The image (304 without a body when If-None-Match names its ETag); with placeholder:json, the placeholder as JSON.',
+      {
+        'image/*': { schema: z.string().meta({ format: 'binary' }) },
+        'application/json': {
+          schema: z.object({
+            thumbhash: z.string().describe('The ThumbHash of the output, base64.'),
+            color: z.string().describe('The mean colour of the output, #rrggbb.'),
+            width: z.number().int().describe('The output image’s width in pixels.'),
+            height: z.number().int().describe('The output image’s height in pixels.'),
+          }),
+        },
+      },
       DELIVERY_HEADERS,
     ),
     ...errorAnswers([
@@ -143,6 +158,12 @@ function answer(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, d
     return reply.code(304).send();
   }
   ctx.metrics.recordDelivery(cache);
+  if (image.json) {
+    return reply
+      .type('application/json')
+      .header('X-Service-Operations', image.applied.join(','))
+      .send(image.data);
+  }
   return sendImage(reply, image);
 }
 

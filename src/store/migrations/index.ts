@@ -14,6 +14,7 @@ import * as m011 from './011-delivery-charges-purges.ts';
 import * as m012 from './012-overlays.ts';
 import * as m013 from './013-delivery-makes-failures.ts';
 import * as m014 from './014-presets-delivery-policies.ts';
+import * as m015 from './015-delivery-sources.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-init': m001,
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '012-overlays': m012,
   '013-delivery-makes-failures': m013,
   '014-presets-delivery-policies': m014,
+  '015-delivery-sources': m015,
 };
 
 /** Names of every migration, in order: what a fully migrated store has applied. */
