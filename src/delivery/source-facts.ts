@@ -12,6 +12,7 @@ import { findDeliverySource, saveDeliverySource, type StoredSourceFacts } from '
 import type { Db } from '../store/schema.ts';
 import { isApiError } from '../errors.ts';
 import { answerFromMemory, rememberFailure } from './failure-memory.ts';
+import { DELIVERY_SLOT_PATIENCE_MS } from './miss.ts';
 
 export type SourceFacts = StoredSourceFacts;
 
@@ -77,7 +78,7 @@ async function probe(
 ): Promise<SourceFacts | undefined> {
   try {
     const facts = await probeImage(input, deps.config, (work) =>
-      inJobSlot(deps.jobs, accountId, 'probe', work),
+      inJobSlot(deps.jobs, accountId, 'probe', work, DELIVERY_SLOT_PATIENCE_MS),
     );
     const { width, height, frames, format } = facts;
     return { width, height, frames, format, bytes: input.length };
@@ -121,7 +122,13 @@ export function openSourceFacts(db: Db): SourceFactsMemory {
         const lastFailure = await answerFromMemory(db, s.accountId, name);
         let input: Buffer;
         try {
-          const reading = { account: s.accountId, free: false, checkUrl, buffers: deps.inputBuffers };
+          const reading = {
+            account: s.accountId,
+            free: false,
+            patienceMs: DELIVERY_SLOT_PATIENCE_MS,
+            checkUrl,
+            buffers: deps.inputBuffers,
+          };
           const ref: UrlRef = { kind: 'url', url: s.source };
           input = await readSource(deps, ref, reading);
         } catch (err) {

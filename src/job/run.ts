@@ -117,8 +117,9 @@ export async function inJobSlot<T>(
   account: string,
   kind: Exclude<WorkKind, 'job' | 'fetch'>,
   work: () => Promise<T>,
+  patienceMs?: number,
 ): Promise<T> {
-  const slot = await jobs.acquire({ account, kind });
+  const slot = await jobs.acquire({ account, kind, patienceMs });
   if ('refused' in slot) throw busy('slots');
   try {
     return await work();
