@@ -3,7 +3,15 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresAdapter, PostgresDialect, sql } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresAdapter,
+  PostgresDialect,
+  sql,
+  type DatabaseIntrospector,
+  type TableMetadata,
+} from 'kysely';
 import type pg from 'pg';
 import type { Database, Db } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
@@ -138,9 +146,38 @@ class SchemaLockedPostgresAdapter extends PostgresAdapter {
   override async releaseMigrationLock(): Promise<void> {}
 }
 
+/**
+ * What Kysely's Migrator asks of the database (whether its bookkeeping tables exist): read of the current schema
+ * alone. Kysely's own introspector reads every schema of the server, and fails when another one is dropped meanwhile
+ * ("schema … does not exist"), as other deployments and test files on one server do.
+ */
+class CurrentSchemaIntrospector implements DatabaseIntrospector {
+  constructor(private readonly db: Kysely<unknown>) {}
+
+  async getSchemas(): Promise<{ name: string }[]> {
+    const { rows } = await sql<{ name: string }>`select current_schema() as name`.execute(this.db);
+    return rows;
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ schema: string; name: string }>`
+      select table_schema as schema, table_name as name from information_schema.tables
+      where table_schema = current_schema()`.execute(this.db);
+    return rows.map((row) => ({ ...row, isView: false, columns: [] }));
+  }
+
+  async getMetadata(): Promise<{ tables: TableMetadata[] }> {
+    return { tables: await this.getTables() };
+  }
+}
+
 class SchemaMigratingPostgresDialect extends PostgresDialect {
   override createAdapter(): PostgresAdapter {
     return new SchemaLockedPostgresAdapter();
+  }
+
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
   }
 }
 

@@ -76,10 +76,7 @@ export async function openTestStore(database: TestDatabase, options = TEST_STORE
   return store;
 }
 
-/**
- * Migrates a store up to and including `name`, as an older release left it. Kysely's Migrator looks for its
- * bookkeeping tables in every schema unless told which: another test file's schema would make it skip creating them.
- */
+/** Migrates a store up to and including `name`, as an older release left it, its bookkeeping in its own schema. */
 export async function migrateTestStoreTo(store: Store, database: TestDatabase, name: string): Promise<void> {
   const migrator = new Migrator({
     db: store.db,

@@ -81,6 +81,20 @@ describe('migrations: postgres schemas', { skip: skipReason('postgres') }, () =>
     });
   });
 
+  test("a store's migrations see only its own schema's tables, whatever other schemas come and go", async (t) => {
+    const other = await createTestDatabase('postgres');
+    t.after(() => other.drop());
+    const otherStore = await openTestStore(other);
+    t.after(() => otherStore.close());
+    const database = await createTestDatabase('postgres');
+    t.after(() => database.drop());
+    const store = await openTestStore(database);
+    t.after(() => store.close());
+    const tables = await store.db.introspection.getTables();
+    assert.deepEqual([...new Set(tables.map((table) => table.schema))], [database.schema]);
+    assert.ok(tables.some((table) => table.name === 'kysely_migration'));
+  });
+
   test('a schema is migrated on its own even when another schema on the server is already migrated', async (t) => {
     const first = await createTestDatabase('postgres');
     const second = await createTestDatabase('postgres');
