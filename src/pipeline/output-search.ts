@@ -354,7 +354,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   // Each format's quality (searched for the target, or the fixed number) and its size on the sample.
   const planned: { format: OutputFormat; quality: number; score?: number; sampleBytes: number }[] = [];
   for (const format of tried) {
-    const sample = await reference(req.source.hasAlpha && !keepsAlpha(req.source, format));
+    const sample = await reference(im.source.hasAlpha && !keepsAlpha(im.source, format));
     const codec = sampleCodec(format, avifEffort, jpegQuantTable, req.open, sizesCompared);
     const lossy = outputRule(format).lossy;
     if (auto && lossy && Math.min(im.width, im.height) < MIN_MEASURED_SIDE) {

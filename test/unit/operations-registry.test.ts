@@ -36,7 +36,7 @@ test("registry: the operations schema has exactly its entries' keys, in pipeline
   );
   assert.equal(
     PIPELINE_ORDER,
-    'trim → crop → rotate → flip → resize → pad → background → grayscale → modulate → blur → sharpen → overlay → format+quality → strip',
+    'trim → crop → rotate → flip → resize → pad → background → grayscale → modulate → blur → sharpen → radius → overlay → format+quality → strip',
   );
 });
 
@@ -135,6 +135,7 @@ test('registry: operations not yet measured start isolated (in a killable child)
     { modulate: { hue: 1 } },
     { blur: 1 },
     { sharpen: true },
+    { radius: 8 },
   ];
   for (const ops of unmeasured) assert.equal(operationsRunInProcess(ops), false, JSON.stringify(ops));
 });
