@@ -40,6 +40,13 @@ test("registry: the operations schema has exactly its entries' keys, in pipeline
   );
 });
 
+test("README, docs/images.md and docs/architecture.md state the registry's step order", () => {
+  const order = PIPELINE_ORDER.replace('format+quality', 'format and quality');
+  for (const file of ['README.md', 'docs/images.md', 'docs/architecture.md']) {
+    assert.ok(read(file).replace(/\s+/g, ' ').includes(order), `${file} says ${order}`);
+  }
+});
+
 test('registry: every field of the JSON form has one delivery URL option, and option names are unique', () => {
   const top = Object.keys(OPERATIONS);
   const carried = new Set(URL_OPTIONS.map((option) => option.path[0]));
