@@ -133,6 +133,8 @@ export interface SearchInput {
   avifEffort: number;
   /** Opens bytes (or raw pixels) with the job's decoder options and deadline: every sharp instance has them. */
   open: OpenImage;
+  /** The frames the image stacks (an animation written with its frames); absent: one. */
+  frames?: number;
   /** The overlay placed before the encode (registry's overlay step), in the intermediate every candidate reads. */
   overlay?: PreparedOverlay;
   /** trim's region, found by process.ts's first pass. */
@@ -174,6 +176,7 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     ...(req.overlay && { overlay: req.overlay }),
     applied: [],
     ...(req.trimmed && { trimmed: req.trimmed }),
+    ...(req.frames && { frames: req.frames }),
   };
   applyPhases(ctx, BEFORE_ENCODE);
   // The intermediate takes the colour route too (a CMYK input is converted with its own profile here, once), keeping

@@ -30,65 +30,92 @@ const radiusSchema = ({ maxDimension }: SchemaLimits) => {
     .meta({ examples: [24, RADIUS_MAX] });
 };
 
+/** The four corners' patches a rounding cuts, each ceil(rx) × ceil(ry) grey and alpha pixels. */
+export interface CornerCuts {
+  width: number;
+  height: number;
+  /** Top-left, top-right, bottom-left, bottom-right. */
+  corners: [Buffer, Buffer, Buffer, Buffer];
+}
+
 /**
- * The corners' mask of a frame, as grey and alpha pixels: alpha is the share of each pixel inside the rounded
- * rectangle whose corners are ellipses of radii rx, ry (anti-aliased over one pixel), 255 away from the corners.
- * Only the corners are computed; the other pixels keep the fill.
+ * What rounding cuts from a frame's four corners (dest-out reads the alpha only): in each corner's patch, alpha is
+ * the share of each pixel outside the ellipse of radii rx, ry that ends the corner, anti-aliased over one pixel.
+ * Per row, the pixels well outside the curve are cut whole and those well inside are left; only the few near the
+ * curve are computed, and written to each corner mirrored.
  */
-export function cornerMask(width: number, height: number, rx: number, ry: number): Buffer {
-  const mask = Buffer.alloc(width * height * 2, Buffer.from([0, 255]));
-  for (let y = 0; y < Math.ceil(ry); y++) {
+export function cornerCuts(rx: number, ry: number): CornerCuts {
+  const width = Math.ceil(rx);
+  const height = Math.ceil(ry);
+  const corners = [0, 1, 2, 3].map(() => Buffer.alloc(width * height * 2)) as CornerCuts['corners'];
+  /** How far from the corner's centre column the curve crosses the row `dy` from its centre row (0 beyond it). */
+  const curveAt = (dy: number) => (dy >= ry ? 0 : rx * Math.sqrt(1 - (dy / ry) ** 2));
+  for (let y = 0; y < height; y++) {
     const dy = ry - (y + 0.5);
     if (dy <= 0) continue;
-    for (let x = 0; x < Math.ceil(rx); x++) {
+    // Byte offsets of this row in the top patches and in the bottom ones (mirrored top-bottom).
+    const rows = [y * width * 2, y * width * 2, (height - 1 - y) * width * 2, (height - 1 - y) * width * 2];
+    // A pixel more than one pixel outside the curve is cut whole; more than one inside, it is kept whole.
+    const outsideEnd = Math.min(width, Math.max(0, Math.ceil(rx - 0.5 - (curveAt(Math.max(0, dy - 1)) + 1))));
+    const insideStart = Math.min(width, Math.max(0, Math.floor(rx - 0.5 - (curveAt(dy + 1) - 1)) + 1));
+    corners.forEach((corner, i) => {
+      const row = rows[i]!;
+      if (i % 2 === 0) corner.fill(255, row, row + outsideEnd * 2);
+      else corner.fill(255, row + (width - outsideEnd) * 2, row + width * 2);
+    });
+    for (let x = outsideEnd; x < insideStart; x++) {
       const dx = rx - (x + 0.5);
       if (dx <= 0) continue;
       // The distance to the ellipse, from its implicit form over its gradient (exact for a circle).
       const g = Math.hypot(dx / rx, dy / ry);
       const distance = ((g - 1) * g) / Math.hypot(dx / (rx * rx), dy / (ry * ry));
-      const alpha = Math.round(255 * Math.min(1, Math.max(0, 0.5 - distance)));
-      if (alpha === 255) continue;
-      for (const [px, py] of [
-        [x, y],
-        [width - 1 - x, y],
-        [x, height - 1 - y],
-        [width - 1 - x, height - 1 - y],
-      ] as const) {
-        mask[(py * width + px) * 2 + 1] = alpha;
-      }
+      const alpha = Math.round(255 * Math.min(1, Math.max(0, 0.5 + distance)));
+      corners.forEach((corner, i) => {
+        corner[rows[i]! + (i % 2 === 0 ? x : width - 1 - x) * 2 + 1] = alpha;
+      });
     }
   }
-  return mask;
+  return { width, height, corners };
 }
 
 /**
- * Cuts the corners of every frame (the mask is tiled down an animation's stacked frames): transparent where the
- * output keeps alpha, else background laid under them, as the encode's flatten (which sharp runs before any
- * composite) would have.
+ * Cuts the four corners of every frame (dest-out: only the corners' patches are made, not a mask of the whole
+ * image): transparent where the output keeps alpha, else background laid under them, as the encode's flatten
+ * (which sharp runs before any composite) would have.
  */
 const radiusStep: Step = (ctx) => {
   const { radius } = ctx.ops;
   if (radius === undefined) return;
   const { width, height } = ctx.source;
+  const frames = ctx.frames ?? 1;
   const capped = (side: number) =>
     radius === RADIUS_MAX ? side / 2 : Math.min(radius, width / 2, height / 2);
-  const frame = { tile: true, left: 0, top: 0 };
-  const images: OverlayOptions[] = [
-    {
-      input: cornerMask(width, height, capped(width), capped(height)),
-      raw: { width, height, channels: 2 },
-      blend: 'dest-in',
-      ...frame,
-    },
-  ];
+  const cuts = cornerCuts(capped(width), capped(height));
+  const raw = { width: cuts.width, height: cuts.height, channels: 2 as const };
+  // Where each corner's patch sits on a frame: top-left, top-right, bottom-left, bottom-right.
+  const [right, bottom] = [width - cuts.width, height - cuts.height];
+  const places = [
+    [0, 0],
+    [right, 0],
+    [0, bottom],
+    [right, bottom],
+  ] as const;
+  const images: OverlayOptions[] = Array.from({ length: frames }, (_, frame) =>
+    cuts.corners.map((input, i) => ({
+      input,
+      raw,
+      left: places[i]![0],
+      top: places[i]![1] + frame * height,
+      blend: 'dest-out' as const,
+    })),
+  ).flat();
   if (outputRule(ctx.format).alpha) {
     ctx.source = { ...ctx.source, hasAlpha: true };
   } else {
     const fill = ctx.ops.background === undefined ? WHITE : parseColour(ctx.ops.background);
     images.push({
-      input: { create: { width, height, channels: 4, background: { ...fill, alpha: 1 } } },
+      input: { create: { width, height: height * frames, channels: 4, background: { ...fill, alpha: 1 } } },
       blend: 'dest-over',
-      ...frame,
     });
   }
   compositeOnto(ctx, images);
