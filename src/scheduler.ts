@@ -23,6 +23,11 @@ export interface SlotClaim {
    * fetch_busy) and refunds its unit. Absent for work that cannot be stopped (libvips in this process).
    */
   onPreempt?: () => void;
+  /**
+   * How long the claim may wait in line when it is kept out (a delivery view: a browser does not retry a 503, so a
+   * page's first view of more new images than slots would show broken ones). Freed slots go to the lightest waiter.
+   */
+  patienceMs?: number;
 }
 
 /** Why a slot was refused: every slot taken, the account's own share taken, or free work's share taken. */
@@ -33,7 +38,8 @@ export type SlotGrant = { release: () => void } | { refused: SlotRefusal };
 export interface SlotPool extends SlotGauge {
   /**
    * A slot now, one taken from a much heavier account's stoppable work, or (for a much lighter account, when the
-   * heavier work cannot be stopped) the next one freed within `waitMs`; else refused at once. `release` charges the time held
+   * heavier work cannot be stopped) the next one freed within `waitMs`, or within the claim's own `patienceMs`; else
+   * refused at once. `release` charges the time held
    * to the account and may be called any number of times.
    */
   acquire(claim: SlotClaim): Promise<SlotGrant>;
@@ -56,6 +62,8 @@ export interface SlotPoolOptions {
   freeMax?: number;
   /** How long a much lighter account waits for a slot held by work that cannot be stopped; 0: never waits. */
   waitMs?: number;
+  /** The most claims waiting in line at once (one account at most half of them); `4 × max` when absent. */
+  maxWaiting?: number;
   /** The half-life of recent cost. */
   halfLifeMs?: number;
   /** Milliseconds, monotonic; tests pass their own clock. */
@@ -103,6 +111,8 @@ export function createSlotPool(options: SlotPoolOptions): SlotPool {
   const perAccount = options.perAccount ?? max;
   const freeMax = options.freeMax ?? max;
   const waitMs = options.waitMs ?? 0;
+  const maxWaiting = options.maxWaiting ?? 4 * max;
+  const waitingPerAccount = fairShare(maxWaiting);
   const halfLifeMs = options.halfLifeMs ?? COST_HALF_LIFE_MS;
   const now = options.now ?? (() => performance.now());
   const holds = new Set<Hold>();
@@ -190,7 +200,9 @@ export function createSlotPool(options: SlotPoolOptions): SlotPool {
     asks(claim.account, now());
     const refused = refusal(claim);
     if (refused === undefined) return granted(take(claim));
-    if (refused === 'holder_share') return { refused };
+    const patienceMs = claim.patienceMs ?? 0;
+    if (refused === 'holder_share')
+      return patienceMs > 0 ? waitInLine(claim, patienceMs, refused) : { refused };
     const t = now();
     const cost = recentCost(claim.account, t);
     // The holders whose slot, once free, would let this claim in: any other account's, or free work's only.
@@ -211,8 +223,15 @@ export function createSlotPool(options: SlotPoolOptions): SlotPool {
     }
     // Work that cannot be stopped ends soon (allow-listed jobs, header reads): an account much lighter than a holder
     // waits for it, and the freed slot goes to the lightest waiter, never to the heavier account asking again. Any
-    // other claim is refused at once, as the API says.
-    if (waitMs <= 0 || heavier.length === 0) return { refused };
+    // other claim without patience of its own is refused at once, as the API says.
+    const wait = Math.max(patienceMs, heavier.length > 0 ? waitMs : 0);
+    return wait > 0 ? waitInLine(claim, wait, refused) : { refused };
+  }
+
+  /** Waits up to `ms` for a freed slot; refused at once when the line (or the account's half of it) is full. */
+  async function waitInLine(claim: SlotClaim, ms: number, refused: SlotRefusal): Promise<SlotGrant> {
+    const own = waiters.filter((w) => w.claim.account === claim.account).length;
+    if (waiters.length >= maxWaiting || own >= waitingPerAccount) return { refused };
     const hold = await new Promise<Hold | undefined>((resolve) => {
       const waiter: Waiter = { claim, grant: resolve };
       waiters.push(waiter);
@@ -221,7 +240,7 @@ export function createSlotPool(options: SlotPoolOptions): SlotPool {
         if (at < 0) return;
         waiters.splice(at, 1);
         resolve(undefined);
-      }, waitMs).unref();
+      }, ms).unref();
     });
     return hold ? granted(hold) : { refused };
   }

@@ -83,6 +83,12 @@ function derivativeCharge(deps: MissDeps, signer: DeliverySigner, derivative: st
 }
 
 /**
+ * How long a delivery miss waits in line for a fetch slot and then a job slot. A page's first view asks for more new
+ * images at once than there are slots, and a browser shows a 503 as a broken image; a POST is still refused at once.
+ */
+export const DELIVERY_SLOT_PATIENCE_MS = 10_000;
+
+/**
  * Makes the derivative. A make that counts no unit still takes a fetch slot of the account's share, a job slot and
  * every size limit; the allowed origins hold for every hop of the fetch (a redirect cannot take it elsewhere).
  */
@@ -99,6 +105,7 @@ export async function makeDerivative(deps: MissDeps, miss: Miss): Promise<Proces
     checkUrl: (url) => checkAllowedOrigin(origins, url.href),
     // The result serves every later request of this key, so it is finished even when this client leaves.
     signal: new AbortController().signal,
+    patienceMs: DELIVERY_SLOT_PATIENCE_MS,
   });
   return image;
 }

@@ -183,6 +183,8 @@ export interface FetchClaim {
   /** The account the fetch is charged to. */
   holder: string;
   free: boolean;
+  /** How long the fetch may wait in line for a slot (the scheduler's SlotClaim). */
+  patienceMs?: number;
 }
 
 /** What fetching an image needs of the service. */
@@ -209,6 +211,7 @@ async function fetchWithSlot(
     account: claim.holder,
     kind: 'fetch',
     free: claim.free,
+    patienceMs: claim.patienceMs,
     onPreempt: () => preempted.abort(),
   });
   if ('refused' in slot) {

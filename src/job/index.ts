@@ -52,6 +52,8 @@ export interface JobOptions<Held extends Reservation> {
   checkUrl?(url: URL): void;
   /** Aborts when nobody waits for the image any more: the work is then not started. */
   signal: AbortSignal;
+  /** How long its fetch and its job may each wait in line for a slot; busy at once when absent (the API's rule). */
+  patienceMs?: number;
 }
 
 export interface JobResult<Held extends Reservation> {
@@ -71,7 +73,13 @@ export async function runJob<Held extends Reservation>(
   const reserved = await job.charge.reserve();
   try {
     const { source, operations } = await job.request(deps.inputBuffers);
-    const reading = { account: job.account, free: false, checkUrl: job.checkUrl, buffers: deps.inputBuffers };
+    const reading = {
+      account: job.account,
+      free: false,
+      patienceMs: job.patienceMs,
+      checkUrl: job.checkUrl,
+      buffers: deps.inputBuffers,
+    };
     const overlay: OverlayRef | undefined = operations.overlay && {
       kind: 'overlay',
       name: operations.overlay.name,
@@ -86,6 +94,7 @@ export async function runJob<Held extends Reservation>(
       signal: job.signal,
       overlayImage,
       inputBuffers: deps.inputBuffers,
+      patienceMs: job.patienceMs,
     });
     await reserved.made(image);
     return { image, reserved };

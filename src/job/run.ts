@@ -38,6 +38,8 @@ export interface ImageRun {
    * at once when it never starts (src/input-buffers.ts's rule). The answer is sharp's output, never the input.
    */
   inputBuffers?: Pick<InputBuffers, 'give'>;
+  /** How long the job may wait in line for a slot (src/scheduler.ts); busy at once when absent. */
+  patienceMs?: number;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function runImageJob(deps: ImageJobDeps, run: ImageRun): Promise<Pr
   const slot = await deps.jobs.acquire({
     account,
     kind: 'job',
+    patienceMs: run.patienceMs,
     ...(!inProcess && { onPreempt: () => preempted.abort() }),
   });
   if ('refused' in slot) {

@@ -29,6 +29,17 @@ export function parseColour(hex: string): Colour {
   return { r: byte(0), g: byte(1), b: byte(2), alpha: full.length === 8 ? byte(3) / 255 : 1 };
 }
 
+/**
+ * What alpha is flattened onto for an output without alpha: `background` as it shows on a white page (its own alpha
+ * blended onto white), so a transparent fill comes out white in JPEG, never black; white when none is given.
+ */
+export function flatteningColour(background: string | undefined): Colour {
+  if (background === undefined) return WHITE;
+  const { r, g, b, alpha } = parseColour(background);
+  const overWhite = (v: number) => Math.round(v * alpha + 255 * (1 - alpha));
+  return { r: overWhite(r), g: overWhite(g), b: overWhite(b), alpha: 1 };
+}
+
 /** The input's colour from its header. */
 export function inputColour(meta: Pick<Metadata, 'space' | 'icc'>): InputColour {
   return { space: meta.space ?? 'srgb', hasProfile: meta.icc !== undefined };

@@ -20,7 +20,7 @@ import type { Operations, SourceInfo, StepContext } from './operations/entry.ts'
 import { Ssimulacra2Reference, type RgbImage } from './ssimulacra2.ts';
 import type { Region } from './position.ts';
 import { applyPhases, BEFORE_ENCODE, FROM_ENCODE } from './registry.ts';
-import { applyColourRoute, colourRoute } from './colour.ts';
+import { applyColourRoute, colourRoute, flatteningColour, type Colour } from './colour.ts';
 
 /** `max_bytes` lowers quality no further than this; below it a photo is visibly damaged. */
 export const MAX_BYTES_QUALITY_FLOOR = 30;
@@ -239,11 +239,11 @@ export async function encodeKeepingPixels(
   return { data, format: req.format, width: im.width, height: im.height, applied, pixels: im.kept.raw };
 }
 
-/** The pixels the metric compares, 8-bit sRGB; flattened on white for JPEG as the encode step does. */
-async function metricPixels(im: Intermediate, flatten: boolean): Promise<RgbImage> {
-  if ('raw' in im.kept && (!flatten || im.kept.raw.channels === 3)) return im.kept.raw;
+/** The pixels the metric compares, 8-bit sRGB; flattened for JPEG as the encode step does. */
+async function metricPixels(im: Intermediate, flattenOnto: Colour | undefined): Promise<RgbImage> {
+  if ('raw' in im.kept && (!flattenOnto || im.kept.raw.channels === 3)) return im.kept.raw;
   let img = openIntermediate(im).toColourspace('srgb');
-  if (flatten) img = img.flatten({ background: '#ffffff' });
+  if (flattenOnto) img = img.flatten({ background: flattenOnto });
   const { data, info } = await img.raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
   return rawImage(data, info);
 }
@@ -348,7 +348,9 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   const reference = (flatten: boolean) => {
     let known = references.get(flatten);
     if (!known) {
-      known = metricPixels(im, flatten).then((p) => sampleReference(samplePixels(p, shape)));
+      known = metricPixels(im, flatten ? flatteningColour(ops.background) : undefined).then((p) =>
+        sampleReference(samplePixels(p, shape)),
+      );
       references.set(flatten, known);
     }
     return known;

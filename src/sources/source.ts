@@ -26,6 +26,8 @@ export interface SourceReading {
   free: boolean;
   /** A rule for every URL the read requests, the first and each redirect (a delivery URL's allowed origins). */
   checkUrl?: (url: URL) => void;
+  /** How long a read that takes a slot may wait in line for it (src/scheduler.ts). */
+  patienceMs?: number;
   /** Kept buffers to read into (src/input-buffers.ts); whoever reads the bytes gives the buffer back. */
   buffers?: InputBuffers;
 }

@@ -13,6 +13,9 @@ export const urlSource: ImageSource<UrlRef> = {
   kind: 'url',
   maxBytes: (config) => config.maxFetchBytes,
   cost: 'a fetch slot',
-  read: (ref, deps, { account, free, checkUrl, buffers }) =>
-    observeFetch(deps.metrics, fetchImage(deps, ref.url, { holder: account, free }, { checkUrl, buffers })),
+  read: (ref, deps, { account, free, patienceMs, checkUrl, buffers }) =>
+    observeFetch(
+      deps.metrics,
+      fetchImage(deps, ref.url, { holder: account, free, patienceMs }, { checkUrl, buffers }),
+    ),
 };

@@ -12,6 +12,7 @@ import { buildTestApp } from '../helpers/app.ts';
 import { animatedImage, gifFrameBomb, noiseGif, webpFrameBomb } from '../helpers/animations.ts';
 import { progressiveScanBomb } from '../helpers/bombs.ts';
 import { noiseImage } from '../helpers/images.ts';
+import { corpus } from '../helpers/corpus.ts';
 
 const SEED = 20_261_127;
 const DEADLINE_MS = 1000;
@@ -40,6 +41,10 @@ async function hostileCorpus(): Promise<[string, Buffer][]> {
     ['noise PNG 2.6 MP', png],
     ['noise AVIF 1 MP', avif],
     ['animated GIF (40 frames of 400×300)', animation],
+    // HEVC is decoded by WebAssembly in a child: a phone's photo, a grid of tiles, a declared size past the limit.
+    ['HEIC from a phone (2566×3313, 42 tiles)', corpus('IMG_5195.HEIC')],
+    ['HEIC grid of 2×2 tiles', corpus('heic-grid-2x2.heic')],
+    ['HEIC declaring 20000×20000', corpus('heic-bomb-ispe-20000x20000.heic')],
   ];
 }
 
@@ -170,6 +175,15 @@ test('availability property: any hostile input with any operations frees its one
         `${what}: unit not refunded`,
       );
     }),
-    { numRuns: 16, seed: SEED, endOnFailure: true },
+    // Every input once with a plain resize, then random draws.
+    {
+      numRuns: 16,
+      seed: SEED,
+      endOnFailure: true,
+      examples: [...corpus.keys()].map((name): [string, { resize: { w: number } }] => [
+        name,
+        { resize: { w: 320 } },
+      ]),
+    },
   );
 });

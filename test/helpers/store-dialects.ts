@@ -4,8 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Migrator } from 'kysely';
 import pg from 'pg';
 import { migrateStore, openStore, type Dialect, type Store } from '../../src/store/db.ts';
+import { migrationProvider } from '../../src/store/migrations/index.ts';
 
 export const DIALECTS: Dialect[] = ['sqlite', 'postgres'];
 
@@ -38,6 +40,8 @@ export interface TestDatabase {
   dialect: Dialect;
   /** A DATABASE_URL for this database: give it to any number of stores or server processes. */
   url: string;
+  /** PostgreSQL: the schema its search_path names. */
+  schema?: string;
   drop(): Promise<void>;
 }
 
@@ -58,6 +62,7 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   return {
     dialect,
     url: withSearchPath(base, schema),
+    schema,
     drop: () => adminQuery(`drop schema if exists ${schema} cascade`),
   };
 }
@@ -69,4 +74,18 @@ export async function openTestStore(database: TestDatabase, options = TEST_STORE
   const store = openStore(database.url, options);
   await migrateStore(store.db);
   return store;
+}
+
+/**
+ * Migrates a store up to and including `name`, as an older release left it. Kysely's Migrator looks for its
+ * bookkeeping tables in every schema unless told which: another test file's schema would make it skip creating them.
+ */
+export async function migrateTestStoreTo(store: Store, database: TestDatabase, name: string): Promise<void> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: migrationProvider,
+    migrationTableSchema: database.schema,
+  });
+  const { error } = await migrator.migrateTo(name);
+  if (error) throw error;
 }

@@ -2,10 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { usageMonth } from '../../src/accounts/quota.ts';
-import { findAccountByEmail } from '../../src/store/accounts.ts';
-import { findUsage } from '../../src/store/usage.ts';
-import { startTestServer, type TestApp } from '../helpers/app.ts';
+import { startTestServer, usedThisMonth } from '../helpers/app.ts';
 import { animatedImage, gifFrameBomb, type AnimationSpec } from '../helpers/animations.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { send, type RawResponse } from '../helpers/http-client.ts';
@@ -26,12 +23,6 @@ function processRaw(
     headers: { ...server.auth, 'content-type': 'application/octet-stream' },
     body: image,
   });
-}
-
-async function usedThisMonth(app: TestApp): Promise<number> {
-  const account = await findAccountByEmail(app.ctx.store.db, 'user@example.com');
-  assert.ok(account);
-  return findUsage(app.ctx.store.db, account.id, usageMonth(new Date()));
 }
 
 for (const format of ['gif', 'webp'] as const) {

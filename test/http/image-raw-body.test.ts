@@ -2,10 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { usageMonth } from '../../src/accounts/quota.ts';
-import { findAccountByEmail } from '../../src/store/accounts.ts';
-import { findUsage } from '../../src/store/usage.ts';
-import { startTestServer, type TestApp } from '../helpers/app.ts';
+import { startTestServer, usedThisMonth } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { send, waitFor, type RawResponse } from '../helpers/http-client.ts';
 import { assertImage } from '../helpers/images.ts';
@@ -30,12 +27,6 @@ function assertError(res: RawResponse, status: number, code: string): string {
   assert.equal(res.status, status, res.body.toString('utf8').slice(0, 300));
   assert.equal(res.json.error?.code, code);
   return res.json.error?.message ?? '';
-}
-
-async function usedThisMonth(app: TestApp): Promise<number> {
-  const account = await findAccountByEmail(app.ctx.store.db, 'user@example.com');
-  assert.ok(account);
-  return findUsage(app.ctx.store.db, account.id, usageMonth(new Date()));
 }
 
 test('raw body: image/jpeg with ?operations= answers as the multipart form does, headers included', async (t) => {

@@ -2,11 +2,9 @@ import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { usageMonth } from '../../src/accounts/quota.ts';
 import { findAccountByEmail } from '../../src/store/accounts.ts';
 import { revokeActiveKey } from '../../src/store/keys.ts';
-import { findUsage } from '../../src/store/usage.ts';
-import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { buildTestApp, type TestApp, usedThisMonth } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { assertImage } from '../helpers/images.ts';
 import { imageForm, multipartBody } from '../helpers/multipart.ts';
@@ -29,12 +27,6 @@ function assertError(res: LightMyRequestResponse, status: number, code: string):
   assert.equal(body.error.code, code);
   assert.ok(body.error.message.length > 0);
   return body.error.message;
-}
-
-async function usedThisMonth(t: TestApp, email = 'user@example.com'): Promise<number> {
-  const account = await findAccountByEmail(t.ctx.store.db, email);
-  assert.ok(account);
-  return findUsage(t.ctx.store.db, account.id, usageMonth(new Date()));
 }
 
 const json = (value: unknown): Payload => ({

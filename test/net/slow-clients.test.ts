@@ -2,20 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
-import { usageMonth } from '../../src/accounts/quota.ts';
-import { findAccountByEmail } from '../../src/store/accounts.ts';
-import { findUsage } from '../../src/store/usage.ts';
-import { startTestServer, type TestApp } from '../helpers/app.ts';
+import { startTestServer, type TestApp, usedThisMonth } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm } from '../helpers/multipart.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function usedThisMonth(app: TestApp): Promise<number> {
-  const account = await findAccountByEmail(app.ctx.store.db, 'user@example.com');
-  assert.ok(account);
-  return findUsage(app.ctx.store.db, account.id, usageMonth(new Date()));
-}
 
 /** Polls until usage reaches `expected` (the refund runs when the server notices the socket closed). */
 async function usageSettlesAt(app: TestApp, expected: number): Promise<void> {

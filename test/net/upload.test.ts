@@ -2,18 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { request } from 'undici';
-import { usageMonth } from '../../src/accounts/quota.ts';
-import { findAccountByEmail } from '../../src/store/accounts.ts';
-import { findUsage } from '../../src/store/usage.ts';
-import { startTestServer, type TestApp } from '../helpers/app.ts';
+import { startTestServer, usedThisMonth } from '../helpers/app.ts';
 import { corpus } from '../helpers/corpus.ts';
 import { imageForm, multipartBody } from '../helpers/multipart.ts';
-
-async function usedThisMonth(app: TestApp): Promise<number> {
-  const account = await findAccountByEmail(app.ctx.store.db, 'user@example.com');
-  assert.ok(account);
-  return findUsage(app.ctx.store.db, account.id, usageMonth(new Date()));
-}
 
 async function postForm(
   url: string,

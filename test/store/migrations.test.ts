@@ -1,17 +1,18 @@
 // Two `imgpipe migrate` processes on one empty database at once: both succeed, the schema is made once.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { migrateStore, openStore, type Store } from '../../src/store/db.ts';
 import { runCli } from '../helpers/processes.ts';
 import {
   createTestDatabase,
   DIALECTS,
+  migrateTestStoreTo,
   openTestStore,
   skipReason,
   TEST_STORE_OPTIONS,
 } from '../helpers/store-dialects.ts';
-import { migrationProvider, MIGRATION_NAMES } from '../../src/store/migrations/index.ts';
+import { MIGRATION_NAMES } from '../../src/store/migrations/index.ts';
 
 for (const dialect of DIALECTS) {
   describe(`migrations: ${dialect}`, { skip: skipReason(dialect) }, () => {
@@ -99,10 +100,7 @@ for (const dialect of DIALECTS) {
       t.after(() => database.drop());
       const store = openStore(database.url, TEST_STORE_OPTIONS);
       t.after(() => store.close());
-      const before = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
-        '004-mail-outbox-daily-usage',
-      );
-      assert.equal(before.error, undefined);
+      await migrateTestStoreTo(store, database, '004-mail-outbox-daily-usage');
       const account = (id: string, subscription: [string, string, number] | null) => ({
         id,
         email: `${id}@example.com`,
@@ -142,10 +140,7 @@ for (const dialect of DIALECTS) {
       t.after(() => database.drop());
       const store = openStore(database.url, TEST_STORE_OPTIONS);
       t.after(() => store.close());
-      const before = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
-        '008-instances',
-      );
-      assert.equal(before.error, undefined);
+      await migrateTestStoreTo(store, database, '008-instances');
       const createdAt = new Date().toISOString();
       await store.db
         .insertInto('accounts')
@@ -178,10 +173,7 @@ for (const dialect of DIALECTS) {
       t.after(() => database.drop());
       const store = openStore(database.url, TEST_STORE_OPTIONS);
       t.after(() => store.close());
-      const before = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(
-        '009-quota-reservations-one-page',
-      );
-      assert.equal(before.error, undefined);
+      await migrateTestStoreTo(store, database, '009-quota-reservations-one-page');
       const createdAt = new Date().toISOString();
       const account = (id: string, tier: string) => ({
         id,

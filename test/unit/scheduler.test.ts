@@ -149,3 +149,47 @@ test('over share: an account over an equal share of the recent cost (and the mar
   assert.equal(pool.overShare('a'), true, 'once b has asked, a holds more than half');
   a();
 });
+
+test('patience: a claim kept out by its own share waits in line and takes the slot its account frees', async () => {
+  const slots = createSlotPool({ max: 2 });
+  const first = released(await slots.acquire(claim('a')));
+  released(await slots.acquire(claim('a')));
+  const waiting = slots.acquire(claim('a', { patienceMs: 60_000 }));
+  assert.deepEqual(
+    await slots.acquire(claim('a')),
+    { refused: 'all_taken' },
+    'without patience: refused at once',
+  );
+  first();
+  released(await waiting);
+  assert.equal(slots.inFlight, 2);
+});
+
+test('patience: a claim that waits longer than its patience is refused', async () => {
+  const slots = createSlotPool({ max: 1 });
+  released(await slots.acquire(claim('a')));
+  // The pool's own timer does not hold the process open (a server's sockets do); this one does, for the test.
+  const keepAlive = setTimeout(() => {}, 10_000);
+  assert.deepEqual(await slots.acquire(claim('a', { patienceMs: 20 })), { refused: 'all_taken' });
+  clearTimeout(keepAlive);
+});
+
+test('patience: the line holds at most maxWaiting claims, and one account at most half of them', async () => {
+  const slots = createSlotPool({ max: 1, maxWaiting: 4 });
+  const held = released(await slots.acquire(claim('a')));
+  const patient = (account: string) => slots.acquire(claim(account, { patienceMs: 60_000 }));
+  const line = [patient('a'), patient('a')];
+  assert.deepEqual(await patient('a'), { refused: 'all_taken' }, "one account's half of the line is full");
+  line.push(patient('b'), patient('c'));
+  assert.deepEqual(await patient('d'), { refused: 'all_taken' }, 'the line is full');
+  // Each freed slot goes to a waiter (the lightest account first) until every waiter is served.
+  let release = held;
+  const pending = new Map(line.map((waiter, at) => [at, waiter.then((grant) => ({ grant, at }))]));
+  while (pending.size > 0) {
+    release();
+    const served = await Promise.race(pending.values());
+    pending.delete(served.at);
+    release = released(served.grant);
+  }
+  release();
+});

@@ -2,7 +2,7 @@
 // encode step that writes the output (each format's encoder is its row in ../formats.ts).
 import { z } from 'zod';
 import { AUTO_QUALITY_FORMS, parseAutoQuality } from '../auto-quality.ts';
-import { parseColour, WHITE } from '../colour.ts';
+import { flatteningColour } from '../colour.ts';
 import { AUTO_FORMAT_CANDIDATES, OUTPUT_FORMATS, outputRule, type OutputFormat } from '../formats.ts';
 import type { Entry, FieldsOf, Operations, Step } from './entry.ts';
 
@@ -37,7 +37,7 @@ const encodeStep: Step = (ctx) => {
   const rule = outputRule(format);
   // A format without alpha is flattened onto background (pad or rotate may have added alpha with a transparent one).
   if (!rule.alpha && (ctx.source.hasAlpha || ctx.ops.background !== undefined)) {
-    image.flatten({ background: ctx.ops.background === undefined ? WHITE : parseColour(ctx.ops.background) });
+    image.flatten({ background: flatteningColour(ctx.ops.background) });
   }
   rule.encode(image, ctx);
   ctx.applied.push(`format=${format}`);

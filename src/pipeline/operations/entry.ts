@@ -3,7 +3,7 @@
 // share. The families (geometry.ts, tone.ts, overlay.ts, encode.ts, finish.ts) hold the entries; registry.ts lists them.
 import type { OverlayOptions, Sharp } from 'sharp';
 import { z } from 'zod';
-import { parseColour, TRANSPARENT, WHITE, type Colour, type InputColour } from '../colour.ts';
+import { flatteningColour, parseColour, TRANSPARENT, type Colour, type InputColour } from '../colour.ts';
 import { keepsAlpha, type FrameTiming, type OutputFormat } from '../formats.ts';
 import type { PreparedOverlay } from '../overlay.ts';
 import type { Region } from '../position.ts';
@@ -154,10 +154,13 @@ export function compositeOnto(ctx: StepContext, images: readonly OverlayOptions[
   ctx.image.composite(ctx.composited);
 }
 
-/** What pad, rotate and contain fill with: background, else transparent where the output keeps alpha, else white. */
+/**
+ * What pad, rotate and contain fill with: where the output keeps alpha, background (else transparent); where it does
+ * not, what a flatten would give (background as it shows over white, else white), as no alpha is left to flatten.
+ */
 export function fillColour(ctx: StepContext): Colour {
-  if (ctx.ops.background !== undefined) return parseColour(ctx.ops.background);
-  return keepsAlpha(ctx.source, ctx.format) ? TRANSPARENT : WHITE;
+  if (!keepsAlpha(ctx.source, ctx.format)) return flatteningColour(ctx.ops.background);
+  return ctx.ops.background === undefined ? TRANSPARENT : parseColour(ctx.ops.background);
 }
 
 export function fraction() {

@@ -12,7 +12,7 @@ const backgroundSchema = () =>
     .regex(/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, { error: BACKGROUND_ERROR })
     .optional()
     .describe(
-      'The fill of pad, rotate and contain, and what alpha is flattened onto for JPEG output: "#rgb", "#rrggbb" or "#rrggbbaa" (default: transparent where the output keeps alpha, else white).',
+      'The fill of pad, rotate and contain, and what alpha is flattened onto for JPEG output, as it shows over white: "#rgb", "#rrggbb" or "#rrggbbaa" (default: transparent where the output keeps alpha, else white).',
     )
     .meta({ examples: ['#ffffff'] });
 
