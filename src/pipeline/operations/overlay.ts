@@ -3,7 +3,7 @@
 // ../overlay.ts).
 import type { OverlayOptions } from 'sharp';
 import { z } from 'zod';
-import { parseColour, WHITE } from '../colour.ts';
+import { flatteningColour } from '../colour.ts';
 import { outputRule } from '../formats.ts';
 import { overlaySchema as overlayFields } from '../overlay.ts';
 import { compositeOnto, type Entry, type FieldsOf, type SchemaLimits, type Step } from './entry.ts';
@@ -112,9 +112,15 @@ const radiusStep: Step = (ctx) => {
   if (outputRule(ctx.format).alpha) {
     ctx.source = { ...ctx.source, hasAlpha: true };
   } else {
-    const fill = ctx.ops.background === undefined ? WHITE : parseColour(ctx.ops.background);
     images.push({
-      input: { create: { width, height: height * frames, channels: 4, background: { ...fill, alpha: 1 } } },
+      input: {
+        create: {
+          width,
+          height: height * frames,
+          channels: 4,
+          background: flatteningColour(ctx.ops.background),
+        },
+      },
       blend: 'dest-over',
     });
   }
