@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
- * The API key form of operator-contract §1 (`imgp_` + 32 to 128 base62 characters): DEV_KEY is checked with it
+ * The API key's form (`imgp_` + 32 to 128 base62 characters): DEV_KEY is checked with it
  * here, requests in accounts/api-key.ts, so a DEV_KEY that passes start-up also authenticates.
  */
 export const API_KEY_SHAPE = /^imgp_[0-9A-Za-z]{32,128}$/;
@@ -80,7 +80,7 @@ export function localBaseUrl(host: string, port: number): string {
 }
 
 /**
- * The configuration: every environment variable of operator-contract §3 with its default, then the typed Config
+ * The configuration: every environment variable with its default (docs/configuration.md), then the typed Config
  * the service reads (Config is this schema's output type, so the two cannot drift apart).
  */
 const configSchema = z
@@ -193,7 +193,7 @@ const configSchema = z
       maxFetchBytes: e.MAX_FETCH_BYTES,
       maxInputPixels: e.MAX_INPUT_PIXELS,
       maxResizeDimension: e.MAX_RESIZE_DIMENSION,
-      /** Most frames an animated input may have (operator contract §9); MAX_INPUT_PIXELS counts every frame. */
+      /** Most frames an animated input may have; MAX_INPUT_PIXELS counts every frame. */
       maxAnimationFrames: e.MAX_ANIMATION_FRAMES,
       /** POST /v1/image/info answers per key per minute. */
       infoRateLimit: e.INFO_RATE_LIMIT,
@@ -209,7 +209,7 @@ const configSchema = z
       magicLinkTtlSeconds: e.MAGIC_LINK_TTL_SECONDS,
       signupRateLimit: e.SIGNUP_RATE_LIMIT,
       signupRateWindowSeconds: e.SIGNUP_RATE_WINDOW_SECONDS,
-      /** Fastify's trustProxy: false, a hop count, or the proxies' CIDRs (operator contract §3). */
+      /** Fastify's trustProxy: false, a hop count, or the proxies' CIDRs (TRUST_PROXY). */
       trustProxy: e.TRUST_PROXY,
       /** The built-in local payment provider (no STRIPE_SECRET_KEY; LOCAL_BILLING, off in production). */
       localBilling:
@@ -239,7 +239,7 @@ const configSchema = z
       nodeEnv: e.NODE_ENV,
       /** Fail closed: true for every NODE_ENV but development and test (see isProductionEnv). */
       isProduction: isProductionEnv(e.NODE_ENV),
-      /** Signed delivery URLs (operator contract §9). */
+      /** Signed delivery URLs (docs/delivery.md). */
       delivery: {
         /** Bytes of results cached on disk under DATA_DIR/delivery-cache; 0 turns the cache off. */
         cacheBytes: e.DELIVERY_CACHE_BYTES,

@@ -1,6 +1,7 @@
-// owns: the one error type of the API and the code → status table that mirrors api.md's error tables.
+// owns: the one error type of the API and its code → status table (docs/images.md's error table is checked
+// against it).
 
-/** Every error code the API can answer with, and its HTTP status. api.md's tables are the source. */
+/** Every error code the API can answer with, and the HTTP status the API defines for it (never another). */
 export const ERROR_CODES = {
   missing_api_key: 401,
   invalid_api_key: 401,

@@ -13,6 +13,7 @@ export interface RegistryOperations {
   modulate?: { brightness?: number; saturation?: number; hue?: number };
   blur?: number;
   sharpen?: true | number;
+  radius?: number | "max";
   overlay?: { name: string; gravity?: "center" | "north" | "northeast" | "east" | "southeast" | "south" | "southwest" | "west" | "northwest"; opacity?: number; width?: number; margin?: number };
   format?: "jpeg" | "png" | "webp" | "avif" | "auto";
   formats?: ("jpeg" | "png" | "webp" | "avif")[];
@@ -41,6 +42,7 @@ export interface RegistryDeliveryOptions {
   hue?: number | string;
   blur?: number | string;
   sharpen?: true | number;
+  radius?: number | string;
   overlay?: string;
   overlayGravity?: string;
   overlayOpacity?: number | string;

@@ -19,6 +19,7 @@ export const URL_OPTIONS = Object.freeze([
   ["hue","hue","number-or-word",[]],
   ["blur","blur","number-or-word",[]],
   ["sharpen","sharpen","fields",[]],
+  ["radius","radius","integer-or-word",[]],
   ["overlay","overlay","word",[]],
   ["overlayGravity","overlay_gravity","word",[]],
   ["overlayOpacity","overlay_opacity","number-or-word",[]],

@@ -3,6 +3,7 @@
 import type { FastifyReply } from 'fastify';
 import { OUTPUT_FORMATS } from '../pipeline/formats.ts';
 import type { ProcessedImage } from '../pipeline/process.ts';
+import { OPERATION_TOKENS } from '../pipeline/registry.ts';
 import { header, type Headers } from './openapi.ts';
 
 /** The X-Service-* headers of every image answer, here and on delivery URLs. */
@@ -16,7 +17,7 @@ export const OUTPUT_HEADERS: Headers = {
   'X-Service-Output-Height': header('integer', 'Height of the returned image in pixels.'),
   'X-Service-Operations': header(
     'string',
-    'Operations run, in pipeline order: resize, format=<format>, quality=<n>, strip.',
+    `Operations run, in pipeline order, each as its name or name=value: ${OPERATION_TOKENS.join(', ')}.`,
     { example: 'resize,format=webp,quality=80,strip' },
   ),
 };

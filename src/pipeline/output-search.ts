@@ -133,6 +133,8 @@ export interface SearchInput {
   avifEffort: number;
   /** Opens bytes (or raw pixels) with the job's decoder options and deadline: every sharp instance has them. */
   open: OpenImage;
+  /** The frames the image stacks (an animation written with its frames); absent: one. */
+  frames?: number;
   /** The overlay placed before the encode (registry's overlay step), in the intermediate every candidate reads. */
   overlay?: PreparedOverlay;
   /** trim's region, found by process.ts's first pass. */
@@ -174,6 +176,7 @@ async function intermediate(req: SearchInput, resizeFormat: OutputFormat): Promi
     ...(req.overlay && { overlay: req.overlay }),
     applied: [],
     ...(req.trimmed && { trimmed: req.trimmed }),
+    ...(req.frames && { frames: req.frames }),
   };
   applyPhases(ctx, BEFORE_ENCODE);
   // The intermediate takes the colour route too (a CMYK input is converted with its own profile here, once), keeping
@@ -356,7 +359,7 @@ export async function searchOutput(req: SearchInput): Promise<SearchedOutput> {
   // Each format's quality (searched for the target, or the fixed number) and its size on the sample.
   const planned: { format: OutputFormat; quality: number; score?: number; sampleBytes: number }[] = [];
   for (const format of tried) {
-    const sample = await reference(req.source.hasAlpha && !keepsAlpha(req.source, format));
+    const sample = await reference(im.source.hasAlpha && !keepsAlpha(im.source, format));
     const codec = sampleCodec(format, avifEffort, jpegQuantTable, req.open, sizesCompared);
     const lossy = outputRule(format).lossy;
     if (auto && lossy && Math.min(im.width, im.height) < MIN_MEASURED_SIDE) {

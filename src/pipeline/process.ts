@@ -419,6 +419,7 @@ async function stepContext(run: Run, planned: Planned): Promise<StepContext> {
     avifEffort: run.limits.avifEffort,
     applied: [],
     ...(trimmed && { trimmed }),
+    ...(frames > 1 && { frames }),
   };
   if (ops.overlay) {
     if (!run.overlayImage) throw unknownOverlay(ops.overlay.name);

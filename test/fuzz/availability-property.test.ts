@@ -82,6 +82,7 @@ const OPERATION_ARBITRARIES: Record<string, fc.Arbitrary<unknown>> = {
   ),
   blur: fc.double({ min: 0.3, max: 1000, noNaN: true }),
   sharpen: fc.oneof(fc.constant(true), fc.double({ min: 0.5, max: 10, noNaN: true })),
+  radius: fc.oneof(fc.integer({ min: 1, max: MAX_DIMENSION }), fc.constant('max')),
   // The account's one stored overlay (the property stores it first), at any placement.
   overlay: fc.record(
     {

@@ -51,6 +51,7 @@ const ROWS: Record<
   },
   blur: { ops: { blur: 3 }, size: [403, 302], tokens: ['blur', 'strip'] },
   sharpen: { ops: { sharpen: 2 }, size: [403, 302], tokens: ['sharpen', 'strip'] },
+  radius: { ops: { radius: 40 }, size: [403, 302], tokens: ['radius', 'strip'] },
   overlay: {
     ops: { overlay: { name: 'mark', width: 0.25, gravity: 'northwest' } },
     size: [403, 302],

@@ -9,7 +9,7 @@ import { testEnv } from '../helpers/app.ts';
 import { ERROR_CODES } from '../../src/errors.ts';
 import { loadConfig } from '../../src/config.ts';
 import { IMAGE_ENDPOINT_CODES } from '../helpers/answers.ts';
-import { OPERATIONS } from '../../src/pipeline/registry.ts';
+import { OPERATION_ENTRIES, OPERATIONS, URL_OPTIONS } from '../../src/pipeline/registry.ts';
 
 type Doc = {
   openapi: string;
@@ -158,6 +158,46 @@ test('openapi: the operations schema is generated from the validating zod schema
   assert.equal(ops.additionalProperties, false);
   assert.deepEqual(Object.keys(ops.properties).sort(), Object.keys(OPERATIONS).sort());
   assert.equal(ops.properties.resize!.properties!.w!.anyOf[0]!.maximum, 4321);
+});
+
+/** A route's description and its 200's headers, as the document has them. */
+function documented(path: string, method: string) {
+  const op = build().paths[path]![method] as unknown as OperationObject & { description: string };
+  return { description: op.description, headers: op.responses['200']!.headers ?? {} };
+}
+
+test("openapi: the delivery route's description names every URL option of the registry and its field, and no other", () => {
+  const { description } = documented('/v1/u/{accountId}/{*}', 'get');
+  for (const option of URL_OPTIONS) {
+    assert.ok(description.includes(`\`${option.name}:`), `${option.name}: is listed`);
+    assert.ok(
+      description.includes(`(${option.path.join('.')})`),
+      `${option.name}: names ${option.path.join('.')}`,
+    );
+  }
+  const named = new Set([...description.matchAll(/`([a-z_]+):/g)].map((m) => m[1]));
+  const known = new Set([...URL_OPTIONS.map((option) => option.name), 'v', 'exp']);
+  assert.deepEqual(
+    [...named].filter((name) => !known.has(name!)),
+    [],
+    'every option it names exists',
+  );
+});
+
+test("openapi: POST /v1/image's description states every step in the registry's order", () => {
+  const { description } = documented('/v1/image', 'post');
+  const steps = OPERATION_ENTRIES.flatMap(([, entry]) =>
+    entry.apply && entry.stepName ? [entry.stepName] : [],
+  );
+  assert.ok(description.includes(steps.join(' → ')), `${steps.join(' → ')} in: ${description.slice(0, 300)}`);
+});
+
+test('openapi: X-Service-Operations is documented with every token an operation writes', () => {
+  const { headers } = documented('/v1/image', 'post');
+  const { description } = headers['X-Service-Operations'] as { description: string };
+  for (const [key, entry] of OPERATION_ENTRIES) {
+    for (const token of entry.tokens) assert.ok(description.includes(` ${token}`), `${key}: ${token}`);
+  }
 });
 
 test('openapi: the first server is relative (calls go to the origin the document came from), then PUBLIC_BASE_URL', () => {

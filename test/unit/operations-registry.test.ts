@@ -36,8 +36,15 @@ test("registry: the operations schema has exactly its entries' keys, in pipeline
   );
   assert.equal(
     PIPELINE_ORDER,
-    'trim → crop → rotate → flip → resize → pad → background → grayscale → modulate → blur → sharpen → overlay → format+quality → strip',
+    'trim → crop → rotate → flip → resize → pad → background → grayscale → modulate → blur → sharpen → radius → overlay → format+quality → strip',
   );
+});
+
+test("README, docs/images.md and docs/architecture.md state the registry's step order", () => {
+  const order = PIPELINE_ORDER.replace('format+quality', 'format and quality');
+  for (const file of ['README.md', 'docs/images.md', 'docs/architecture.md']) {
+    assert.ok(read(file).replace(/\s+/g, ' ').includes(order), `${file} says ${order}`);
+  }
 });
 
 test('registry: every field of the JSON form has one delivery URL option, and option names are unique', () => {
@@ -136,6 +143,7 @@ test('registry: operations not yet measured start isolated (in a killable child)
     { modulate: { hue: 1 } },
     { blur: 1 },
     { sharpen: true },
+    { radius: 8 },
   ];
   for (const ops of unmeasured) assert.equal(operationsRunInProcess(ops), false, JSON.stringify(ops));
 });

@@ -8,16 +8,16 @@ import { deliver, type Delivered } from '../../delivery/deliver.ts';
 import { invalidUrlSignature } from '../../delivery/errors.ts';
 import { splitDeliveryPath } from '../../delivery/url.ts';
 import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
+import { URL_OPTIONS_PROSE } from '../../pipeline/registry.ts';
 import { OUTPUT_HEADERS, sendImage } from '../image-answer.ts';
 import { errorAnswers, header, success, type Headers } from '../openapi.ts';
 
 const DELIVERY_DESCRIPTION = `A signed, cacheable image address for \`<img src>\`. The path is
 \`/v1/u/<account id>/<signature>/<options…>/<source>\`: options are segments that say what \`operations\` says, with
-its validation and messages: \`w:800\`, \`h:600\`, \`fit:cover\`, \`pos:attention|entropy|center|<x>,<y>\`,
-\`f:auto|jpeg|png|webp|avif\`, \`formats:webp,avif\`, \`q:80|auto|auto:high|auto:eco|auto:<30..95>\`,
-\`max_bytes:<n>|input\`, \`strip:false\`, \`t:<preset name>\` (one of the account's presets, applied first),
-\`v:<token>\` (a version, 1-32 of [A-Za-z0-9_-], part of the cache key:
-change it when the source image changes) and \`exp:<unix seconds>\` (any order, each at most once); the source is the
+its validation and messages, each for the field named (\`w:800\` is \`{"resize": {"w": 800}}\`): ${URL_OPTIONS_PROSE};
+\`t:<preset name>\` (one of the account's presets, applied first, the other options replacing its keys);
+and \`v:<token>\` (a version, 1-32 of [A-Za-z0-9_-], part of the cache key: change it when the source image changes)
+and \`exp:<unix seconds>\` (any order, each at most once); the source is the
 image URL percent-encoded as one segment (encodeURIComponent). The signature is the HMAC-SHA-256, base64url without
 padding, of everything after it as sent, under the account's delivery secret (POST /v1/delivery/secret); a signature
 segment \`_\` needs none while the source and every option (w:, q:, t:, f:auto only) lie inside the account's public

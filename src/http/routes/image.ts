@@ -9,6 +9,7 @@ import { URL_SOURCE_ERRORS } from '../../fetch/errors.ts';
 import { runJob } from '../../job/index.ts';
 import { resolvePreset } from '../../presets/index.ts';
 import { FORMATS, OUTPUT_FORMATS, type OutputFormat } from '../../pipeline/formats.ts';
+import { PIPELINE_ORDER } from '../../pipeline/registry.ts';
 import { uploadSource } from '../../sources/upload.ts';
 import { accountOf, requireApiKey } from '../auth.ts';
 import { OUTPUT_HEADERS, PLACEHOLDER_HEADERS, sendImage } from '../image-answer.ts';
@@ -20,7 +21,7 @@ import { examplesMarkdown } from '../openapi-examples.ts';
 import { BEARER, errorAnswers, header, QUOTA_HEADERS, success, type Headers } from '../openapi.ts';
 
 const IMAGE_DESCRIPTION = `Processes one image, uploaded (multipart \`image\`) or fetched (\`url\`), with \`operations\` applied in
-the fixed order resize → format and quality → strip. A quota unit is reserved before the body is read and refunded
+the fixed order ${PIPELINE_ORDER} (each optional). A quota unit is reserved before the body is read and refunded
 on every failure: only a 200 counts. Up to MAX_CONCURRENT_JOBS images are processed at once per instance and up to
 MAX_CONCURRENT_FETCHES urls fetched; beyond that the answer is 503 at once (no queueing).
 

@@ -129,6 +129,8 @@ export interface StepContext {
   avifEffort: number;
   /** mozjpeg's quantisation table for JPEG; only quality "auto" sets it, fixed numbers keep libjpeg's. */
   jpegQuantTable?: number;
+  /** The frames the image stacks, each `source.height` tall: an animation written with its frames; absent: one. */
+  frames?: number;
   /** The overlay the operations name, read for the account and placed before the steps run (overlay.ts). */
   overlay?: PreparedOverlay;
   applied: string[];
