@@ -28,7 +28,7 @@ const VERSION = 'v';
 const EXPIRY = 'exp';
 
 /** Canonical order of the option segments (the preset first: it applies first); a URL may list them in any order. */
-const OPTION_NAMES: readonly string[] = [
+export const OPTION_NAMES: readonly string[] = [
   PRESET,
   ...URL_OPTIONS.map((option) => option.name),
   VERSION,

@@ -10,6 +10,7 @@ import { ERROR_CODES } from '../../src/errors.ts';
 import { loadConfig } from '../../src/config.ts';
 import { IMAGE_ENDPOINT_CODES } from '../helpers/answers.ts';
 import { OPERATION_ENTRIES, OPERATIONS, URL_OPTIONS } from '../../src/pipeline/registry.ts';
+import { OPTION_NAMES } from '../../src/delivery/url.ts';
 
 type Doc = {
   openapi: string;
@@ -168,6 +169,7 @@ function documented(path: string, method: string) {
 
 test("openapi: the delivery route's description names every URL option of the registry and its field, and no other", () => {
   const { description } = documented('/v1/u/{accountId}/{*}', 'get');
+  for (const name of OPTION_NAMES) assert.ok(description.includes(`\`${name}:`), `${name}: is listed`);
   for (const option of URL_OPTIONS) {
     assert.ok(description.includes(`\`${option.name}:`), `${option.name}: is listed`);
     assert.ok(
@@ -176,7 +178,7 @@ test("openapi: the delivery route's description names every URL option of the re
     );
   }
   const named = new Set([...description.matchAll(/`([a-z_]+):/g)].map((m) => m[1]));
-  const known = new Set([...URL_OPTIONS.map((option) => option.name), 'v', 'exp']);
+  const known = new Set(OPTION_NAMES);
   assert.deepEqual(
     [...named].filter((name) => !known.has(name!)),
     [],
