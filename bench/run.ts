@@ -65,7 +65,7 @@ ${Object.entries(INVESTIGATIONS)
   .map(([name, s]) => `    ${name.padEnd(18)} ${s.about}`)
   .join('\n')}
   --quick              short segments (a check that the harness runs); writes to a temp file unless --out is given
-  --budget             ${BUDGET_SECTIONS.join(', ')} in short form (~2 min), synthetic input; compares their ratios
+  --budget             ${BUDGET_SECTIONS.join(', ')} in short form (~3 min), synthetic input; compares their ratios
                        with bench/budgets.json and exits 1 naming each ratio outside its budget
   --check FILE         compares a ratios file (--ratios of an earlier run) with the budgets, without running
   --ratios FILE        where the run writes its ratios as JSON (default: a temp file, printed at the end)

@@ -84,7 +84,7 @@ export async function waitForHealth(
   child: ChildProcess,
   stderr: () => string,
 ): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`service exited at start (${child.exitCode}): ${stderr()}`);
     try {
@@ -95,7 +95,7 @@ export async function waitForHealth(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`service did not answer /healthz within 30 s: ${stderr()}`);
+  throw new Error(`service did not answer /healthz within 120 s: ${stderr()}`);
 }
 
 /**
