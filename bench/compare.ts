@@ -24,6 +24,8 @@ export interface WorkloadResult {
   pipeline: SideResult;
   service: SideResult;
   servicePeakRssBytes: number;
+  /** Each round's service CPU per image over raw sharp's in the segment just before it. */
+  roundCpuRatios: number[];
 }
 
 interface CompareOptions {
@@ -31,7 +33,13 @@ interface CompareOptions {
   segmentMs: number;
   rounds: number;
   limits: ProcessLimits;
+  /** Each side's warm-up before the rounds (default: one segment, at most 1.5 s). */
+  warmMs?: number;
 }
+
+/** The middle value (the upper one of an even count): a ratio over rounds that one disturbed round cannot move. */
+export const median = (values: number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -84,17 +92,21 @@ export async function compareWorkload(
     service: () => client.post(request),
   };
   const outputBytes = (await rawSharp(w, opts.limits)).length;
-  const warmMs = Math.min(opts.segmentMs, 1500);
+  const warmMs = opts.warmMs ?? Math.min(opts.segmentMs, 1500);
   for (const job of Object.values(sides)) await closedLoop(opts.concurrency, warmMs, job);
 
   const acc = { raw: new Accumulator(), pipeline: new Accumulator(), service: new Accumulator() };
   service.resetPeakRss();
+  const roundCpuRatios: number[] = [];
   for (let round = 0; round < opts.rounds; round++) {
-    acc.raw.add(...withOwnCpu(await closedLoop(opts.concurrency, opts.segmentMs, sides.raw)));
+    const raw = await closedLoop(opts.concurrency, opts.segmentMs, sides.raw);
+    acc.raw.add(...withOwnCpu(raw));
     acc.pipeline.add(...withOwnCpu(await closedLoop(opts.concurrency, opts.segmentMs, sides.pipeline)));
     const cpu0 = service.cpuMs();
     const seg = await closedLoop(opts.concurrency, opts.segmentMs, sides.service);
-    acc.service.add(seg, service.cpuMs() - cpu0, seg.benchCpuMs);
+    const serviceCpuMs = service.cpuMs() - cpu0;
+    acc.service.add(seg, serviceCpuMs, seg.benchCpuMs);
+    roundCpuRatios.push(serviceCpuMs / Math.max(1, seg.images) / (raw.benchCpuMs / Math.max(1, raw.images)));
   }
   return {
     workload: w,
@@ -103,6 +115,7 @@ export async function compareWorkload(
     pipeline: acc.pipeline.result(false),
     service: acc.service.result(true),
     servicePeakRssBytes: service.peakRssBytes(),
+    roundCpuRatios,
   };
 }
 

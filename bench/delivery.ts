@@ -13,10 +13,12 @@ import { Pool } from 'undici';
 import { deliveryPath } from '../src/delivery/url.ts';
 import { localServerBlock, NGINX, writeLocalNginx } from '../test/helpers/local-nginx.ts';
 import { jpegOfSize, type BaseImage } from './inputs.ts';
+import type { ProcessLimits } from '../src/pipeline/process.ts';
 import { closedLoop } from './load.ts';
 import { fmt, table } from './report.ts';
 import type { Section, SectionOutput } from './section.ts';
 import { freePort, processCpuMs, randomDevKey, startService, type ServiceProcess } from './service.ts';
+import { rawSharp, workload, type Workload } from './workloads.ts';
 
 const ZIPF_URLS = 1000;
 
@@ -29,8 +31,9 @@ interface DeliveryCounts {
   zipfRequests: number;
 }
 
-const DELIVERY_COUNTS: Record<'quick' | 'full', DeliveryCounts> = {
+const DELIVERY_COUNTS: Record<'quick' | 'budget' | 'full', DeliveryCounts> = {
   quick: { misses: 4, hitSeconds: 1, zipfRequests: 600 },
+  budget: { misses: 16, hitSeconds: 1, zipfRequests: 0 },
   full: { misses: 20, hitSeconds: 5, zipfRequests: 5000 },
 };
 
@@ -125,6 +128,8 @@ async function measureEntry(
   cpu: () => number,
   counts: DeliveryCounts,
   label: string,
+  /** Raw sharp's own call for miss i, run after it (interleaved): a reference row with this process's CPU. */
+  reference?: (i: number) => Promise<unknown>,
 ): Promise<Row[]> {
   const pool = new Pool(entry, { connections: 2, pipelining: 1, keepAliveTimeout: 60_000 });
   const get = async (p: string, headers: Record<string, string> = {}) => {
@@ -138,21 +143,44 @@ async function measureEntry(
   };
   try {
     const missLatencies: number[] = [];
-    const cpu0 = cpu();
-    const t0 = performance.now();
+    const raw: Row = { label: '', requests: 0, cpuMs: 0, latencies: [], wallMs: 0 };
+    let missCpuMs = 0;
+    let missWallMs = 0;
     for (let i = 0; i < counts.misses; i++) {
+      const c0 = cpu();
       const start = performance.now();
       const res = await get(path(i));
       if (res.status !== '200') throw new Error(`a miss answered ${res.status}`);
       missLatencies.push(performance.now() - start);
+      missWallMs += performance.now() - start;
+      missCpuMs += cpu() - c0;
+      if (reference) {
+        const r0 = process.cpuUsage();
+        const started = performance.now();
+        await reference(i);
+        raw.latencies.push(performance.now() - started);
+        raw.wallMs += performance.now() - started;
+        const used = process.cpuUsage(r0);
+        raw.cpuMs += (used.user + used.system) / 1000;
+        raw.requests++;
+      }
     }
     const misses: Row = {
       label: `${label}: miss (fetch, process, store; 1 at a time)`,
       requests: counts.misses,
-      cpuMs: (cpu() - cpu0) / counts.misses,
+      cpuMs: missCpuMs / counts.misses,
       latencies: missLatencies,
-      wallMs: performance.now() - t0,
+      wallMs: missWallMs,
     };
+    const references: Row[] = reference
+      ? [
+          {
+            ...raw,
+            label: `${label}: raw sharp, the same resize in-process (after each miss)`,
+            cpuMs: raw.cpuMs / raw.requests,
+          },
+        ]
+      : [];
     const { etag } = await get(path(0));
     const loop = async (headers: Record<string, string>, expected: string, name: string): Promise<Row> => {
       const c0 = cpu();
@@ -171,6 +199,7 @@ async function measureEntry(
     };
     return [
       misses,
+      ...references,
       await loop({}, '200', 'hit'),
       await loop({ 'if-none-match': etag }, '304', '304 If-None-Match'),
     ];
@@ -187,7 +216,12 @@ export async function secretOf(service: { origin: string; apiKey: string }) {
   return (await res.json()) as { accountId: string; secret: string };
 }
 
-async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise<SectionOutput> {
+async function measureDelivery(
+  base: BaseImage,
+  limits: ProcessLimits,
+  counts: DeliveryCounts,
+  budget: boolean,
+): Promise<SectionOutput> {
   const input = await jpegOfSize(base.data, 1600, 1067);
   // The Zipf mix's sources are small, so its thousand misses stay short on a shared machine.
   const small = await jpegOfSize(base.data, 320, 213);
@@ -201,6 +235,14 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
   const rows: Row[] = [];
   const notes: string[] = [];
   const services: ServiceProcess[] = [];
+  const ratios: Record<string, number> = {};
+  // What the first instance's misses make (w:800+i, WebP for this Accept), made by raw sharp.
+  const missWorkloads = await Promise.all(
+    Array.from({ length: counts.misses }, (_, i) =>
+      workload('miss', '', input, { resize: { w: 800 + i, fit: 'inside' }, format: 'webp' }),
+    ),
+  );
+  const reference = (i: number) => rawSharp(missWorkloads[i] as Workload, limits);
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-delivery-'));
   let nginx: ChildProcess | undefined;
   let schema: string | undefined;
@@ -208,19 +250,22 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
     const single = await startService(env);
     services.push(single);
     const one = await secretOf(single);
-    rows.push(
-      ...(await measureEntry(
-        single.origin,
-        (i) => deliveryPath(one.accountId, one.secret, `${originUrl}/one.jpg`, { w: 800 + i, f: 'auto' }),
-        () => single.cpuMs(),
-        counts,
-        '1 instance',
-      )),
+    const [miss, raw, ...rest] = await measureEntry(
+      single.origin,
+      (i) => deliveryPath(one.accountId, one.secret, `${originUrl}/one.jpg`, { w: 800 + i, f: 'auto' }),
+      () => single.cpuMs(),
+      counts,
+      '1 instance',
+      reference,
     );
+    rows.push(miss as Row, raw as Row, ...rest);
+    ratios['delivery.miss.cpu'] = (miss as Row).cpuMs / (raw as Row).cpuMs;
     await single.stop();
     services.length = 0;
 
-    if (!existsSync(NGINX) || !BENCH_DATABASE_URL) {
+    if (budget) {
+      notes.push('', '- --budget: one instance only.');
+    } else if (!existsSync(NGINX) || !BENCH_DATABASE_URL) {
       notes.push(
         '',
         `- The nginx rows and the Zipf mix need ${NGINX} and BENCH_DATABASE_URL (PostgreSQL); left out.`,
@@ -320,6 +365,7 @@ async function measureDelivery(base: BaseImage, counts: DeliveryCounts): Promise
       ),
       ...notes,
     ].join('\n'),
+    ratios,
   };
 }
 
@@ -327,5 +373,11 @@ export const deliverySection: Section = {
   heading: 'Delivery URLs: one instance, nginx before two, a Zipf mix',
   question: 'Delivery hits and misses',
   about: 'delivery URL misses, hits and 304s; nginx before two instances; a Zipf mix (~1 min)',
-  run: async (ctx) => measureDelivery(await ctx.base(), DELIVERY_COUNTS[ctx.quick ? 'quick' : 'full']),
+  run: async (ctx) =>
+    measureDelivery(
+      await ctx.base(),
+      ctx.limits,
+      DELIVERY_COUNTS[ctx.quick ? 'quick' : ctx.budget ? 'budget' : 'full'],
+      ctx.budget,
+    ),
 };

@@ -6,6 +6,8 @@ import {
   type IsolatedProcessor,
 } from '../src/pipeline/isolated-processor.ts';
 import { processImage, type ProcessLimits } from '../src/pipeline/process.ts';
+import { plantedSlowdown, spin } from './budget.ts';
+import { median } from './compare.ts';
 import { fmt, table } from './report.ts';
 import type { Section } from './section.ts';
 import { processCpuMs } from './service.ts';
@@ -22,6 +24,8 @@ interface IsolationRow {
   workload: Workload;
   inProcess: Side;
   isolated: Side;
+  /** Each round's isolated CPU per image over in-process's. */
+  roundCpuRatios: number[];
 }
 
 const emptySide = (): Side => ({ images: 0, cpuMs: 0, wallMs: 0, latencies: [] });
@@ -47,16 +51,38 @@ async function measureIsolation(
 ): Promise<IsolationRow[]> {
   const isolated: IsolatedProcessor = createIsolatedProcessor(childMemoryLimitBytes(limits.maxInputPixels));
   const never = new AbortController().signal;
+  const planted = plantedSlowdown();
   const rows: IsolationRow[] = [];
   try {
     for (const w of workloads) {
       const inProcessJob = () => processImage({ input: w.input, ops: w.operations, limits });
-      const isolatedJob = () => isolated.run({ input: w.input, ops: w.operations, limits }, never);
+      const isolatedJob = async () => {
+        const t0 = performance.now();
+        await isolated.run({ input: w.input, ops: w.operations, limits }, never);
+        if (planted > 0) spin((performance.now() - t0) * planted);
+      };
       for (let i = 0; i < 3; i++) await Promise.all([inProcessJob(), isolatedJob()]);
-      const row = { workload: w, inProcess: emptySide(), isolated: emptySide() };
+      const row: IsolationRow = {
+        workload: w,
+        inProcess: emptySide(),
+        isolated: emptySide(),
+        roundCpuRatios: [],
+      };
       for (let round = 0; round < options.rounds; round++) {
-        await segment(row.inProcess, options.segmentMs, inProcessJob);
-        await segment(row.isolated, options.segmentMs, isolatedJob);
+        const a = emptySide();
+        const b = emptySide();
+        await segment(a, options.segmentMs, inProcessJob);
+        await segment(b, options.segmentMs, isolatedJob);
+        for (const [into, from] of [
+          [row.inProcess, a],
+          [row.isolated, b],
+        ] as const) {
+          into.images += from.images;
+          into.cpuMs += from.cpuMs;
+          into.wallMs += from.wallMs;
+          into.latencies.push(...from.latencies);
+        }
+        row.roundCpuRatios.push(b.cpuMs / b.images / (a.cpuMs / a.images));
       }
       console.error(
         `[isolation] ${w.id} in-process ${fmt.n(row.inProcess.cpuMs / row.inProcess.images)} ms CPU/img, ` +
@@ -69,8 +95,6 @@ async function measureIsolation(
   }
   return rows;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 function isolationTable(rows: IsolationRow[]): string {
   return table(
@@ -106,9 +130,12 @@ export const isolationSection: Section = {
   question: 'Cost of isolation',
   about: 'processImage in-process against the same job in a killable child, W1, W2, W4, W6 (~2 min)',
   async run(ctx) {
-    const { chosen: workloads } = await chosenWorkloads(ctx, ['W1', 'W2', 'W4', 'W6']);
-    const segmentMs = ctx.quick ? 1_000 : 4_000;
-    const rounds = ctx.quick ? 1 : 3;
+    const { chosen: workloads } = await chosenWorkloads(
+      ctx,
+      ctx.budget ? ['W1', 'W6'] : ['W1', 'W2', 'W4', 'W6'],
+    );
+    const segmentMs = ctx.quick ? 1_000 : ctx.budget ? 1_500 : 4_000;
+    const rounds = ctx.quick ? 1 : ctx.budget ? 5 : 3;
     const rows = await measureIsolation(workloads, ctx.limits, { segmentMs, rounds });
     return {
       method: [
@@ -117,6 +144,9 @@ export const isolationSection: Section = {
           " (the child's own libvips and V8 included), from /proc",
       ],
       body: isolationTable(rows),
+      ratios: Object.fromEntries(
+        rows.map((r) => [`isolation.${r.workload.id}.cpu`, median(r.roundCpuRatios)]),
+      ),
     };
   },
 };

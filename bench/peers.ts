@@ -60,6 +60,8 @@ interface Side {
   /** `source` is a fresh URL per request on the origin (a miss everywhere), or one fixed URL for the hit sides. */
   fetch(size: Size, source: string): Promise<Answer>;
   hit?: boolean;
+  /** Its name in the run's ratios (`peers.<ratio>.<size>.cpu`: its CPU per image ÷ raw sharp's). */
+  ratio?: string;
 }
 
 interface SegmentFigures {
@@ -184,6 +186,11 @@ function serverOf(child: ChildProcess, origin: string, cleanUp = () => {}): Serv
 }
 
 /** `npm ci` of bench/peers when its node_modules is missing: a fresh clone runs the section as is. */
+/** Whether the peers are installed (bench/peers/node_modules and nginx's image_filter): `--budget` runs them only then. */
+export function peersInstalled(): boolean {
+  return existsSync(join(PEERS_DIR, 'node_modules')) && existsSync(IMAGE_FILTER_MODULE);
+}
+
 function ensurePeersInstalled(): void {
   if (existsSync(join(PEERS_DIR, 'node_modules'))) return;
   console.error('[peers] npm ci --prefix bench/peers');
@@ -277,6 +284,22 @@ const median = (values: number[]) =>
   );
 const perSecond = (rounds: SegmentFigures[]) => median(rounds.map((r) => r.images / r.seconds));
 const cpuPerImage = (rounds: SegmentFigures[]) => median(rounds.map((r) => r.cpuMs / Math.max(1, r.images)));
+/** Each named side's CPU per image ÷ raw sharp's (the first side), per size. */
+function peerRatios(results: SideResult[]): Record<string, number> {
+  const [raw, ...others] = results;
+  if (!raw) return {};
+  return Object.fromEntries(
+    others.flatMap(({ side, bySize }) =>
+      side.ratio === undefined
+        ? []
+        : (['large', 'small'] as const).map((size) => [
+            `peers.${side.ratio}.${size}.cpu`,
+            cpuPerImage(bySize[size]) / cpuPerImage(raw.bySize[size]),
+          ]),
+    ),
+  );
+}
+
 const peakOf = (results: SideResult[]) =>
   Math.max(...results.flatMap((r) => [...r.bySize.large, ...r.bySize.small].map((s) => s.peakRssBytes)));
 
@@ -333,8 +356,12 @@ export interface PeersOptions {
 }
 
 /** --quick: a harness check in about two minutes; otherwise about nine. */
-export const peersOptions = (quick: boolean): PeersOptions =>
-  quick ? { rounds: 2, segmentMs: 1_000, warmMs: 500 } : { rounds: 3, segmentMs: 5_000, warmMs: 10_000 };
+export const peersOptions = (quick: boolean, budget = false): PeersOptions =>
+  quick
+    ? { rounds: 2, segmentMs: 1_000, warmMs: 500 }
+    : budget
+      ? { rounds: 3, segmentMs: 1_500, warmMs: 3_000 }
+      : { rounds: 3, segmentMs: 5_000, warmMs: 10_000 };
 
 /** The sides in the table's order: raw sharp, imgpipe's two ways, then the peers. */
 async function startSides(originUrl: string, limits: ProcessLimits, started: Server[]): Promise<Side[]> {
@@ -372,6 +399,7 @@ async function startSides(originUrl: string, limits: ProcessLimits, started: Ser
     {
       label: 'imgpipe POST /v1/image url',
       group: 'imgpipe POST',
+      ratio: 'imgpipe-post',
       server: imgpipe,
       fetch: (size, source) =>
         imgpipe.request({
@@ -381,7 +409,13 @@ async function startSides(originUrl: string, limits: ProcessLimits, started: Ser
           body: JSON.stringify({ url: source, operations: size.workload.operations }),
         }),
     },
-    { label: 'imgpipe delivery URL miss', group: 'imgpipe delivery', server: imgpipe, fetch: delivery },
+    {
+      label: 'imgpipe delivery URL miss',
+      group: 'imgpipe delivery',
+      server: imgpipe,
+      fetch: delivery,
+      ratio: 'imgpipe-delivery-miss',
+    },
     {
       label: 'imgpipe delivery URL hit',
       group: 'imgpipe delivery',
@@ -392,15 +426,23 @@ async function startSides(originUrl: string, limits: ProcessLimits, started: Ser
     {
       label: `ipx ${peerVersion('ipx')}`,
       group: 'ipx',
+      ratio: 'ipx',
       server: ipx,
       fetch: (size, source) =>
         ipx.request({ method: 'GET', path: `/w_${size.width},q_${QUALITY},f_jpeg/${source}` }),
     },
-    { label: 'Next.js image optimizer miss', group: 'next', server: next, fetch: nextImage },
+    {
+      label: 'Next.js image optimizer miss',
+      group: 'next',
+      server: next,
+      fetch: nextImage,
+      ratio: 'next-miss',
+    },
     { label: 'Next.js image optimizer hit', group: 'next', server: next, fetch: nextImage, hit: true },
     {
       label: 'nginx image_filter (libgd)',
       group: 'nginx',
+      ratio: 'nginx',
       server: nginx,
       fetch: (size, source) => {
         const { pathname, search } = new URL(source);
@@ -414,7 +456,7 @@ export async function measurePeers(
   base: BaseImage,
   limits: ProcessLimits,
   options: PeersOptions,
-): Promise<{ method: string[]; body: string }> {
+): Promise<{ method: string[]; body: string; ratios: Record<string, number> }> {
   ensurePeersInstalled();
   ensureNginx();
   ensureNextBuild();
@@ -449,6 +491,7 @@ export async function measurePeers(
     return {
       method: methodLines(base, { large: large.length, small: small.length }, options),
       body: peersTable(results),
+      ratios: peerRatios(results),
     };
   } finally {
     await Promise.all(started.map((s) => s.stop()));
@@ -492,5 +535,5 @@ export const peersSection: Section = {
   question: 'Against the peers',
   about:
     'raw sharp, imgpipe (POST url, delivery miss/hit), ipx, Next.js image optimizer (miss/hit), nginx image_filter on one resize by URL, interleaved; installs the peers into bench/peers/ when missing (~9 min; --quick ~1 min)',
-  run: async (ctx) => measurePeers(await ctx.base(), ctx.limits, peersOptions(ctx.quick)),
+  run: async (ctx) => measurePeers(await ctx.base(), ctx.limits, peersOptions(ctx.quick, ctx.budget)),
 };

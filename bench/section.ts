@@ -6,6 +6,8 @@ import type { BaseImage } from './inputs.ts';
 export interface BenchContext {
   /** --quick: short segments, a check that the section runs, not a measurement. */
   quick: boolean;
+  /** --budget: the short form of a section that writes ratios, enough to compare them with bench/budgets.json. */
+  budget: boolean;
   /** --concurrency: connections = raw jobs = MAX_CONCURRENT_JOBS. */
   concurrency: number;
   /** --workloads, when given: the ids a section measures instead of its own default list. */
@@ -24,6 +26,11 @@ export interface SectionOutput {
   method: string[];
   /** Markdown tables and their notes. */
   body: string;
+  /**
+   * The section's ratios (service ÷ raw sharp, or isolated ÷ in-process, measured interleaved in this run) by name,
+   * for bench/budgets.json. Only product sections write them.
+   */
+  ratios?: Record<string, number>;
 }
 
 export interface Section {

@@ -84,7 +84,7 @@ export async function waitForHealth(
   child: ChildProcess,
   stderr: () => string,
 ): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`service exited at start (${child.exitCode}): ${stderr()}`);
     try {
@@ -95,7 +95,7 @@ export async function waitForHealth(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`service did not answer /healthz within 30 s: ${stderr()}`);
+  throw new Error(`service did not answer /healthz within 120 s: ${stderr()}`);
 }
 
 /**
@@ -121,27 +121,35 @@ export async function startService(
     GLIBC_TUNABLES: added.GLIBC_TUNABLES ?? given.GLIBC_TUNABLES ?? '',
     NODE_OPTIONS: added.NODE_OPTIONS ?? given.NODE_OPTIONS ?? '',
   };
-  const child = spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      DEV_KEY: apiKey,
-      LOG_LEVEL: 'warn',
-      QUOTA_FREE: '1000000000',
-      ...env,
-      // What `npm start` and the Dockerfile set before Node starts (thread pool, malloc arenas, semi-space).
-      ...added,
+  // The planted slowdown (bench/budget.ts) runs inside the service, so its CPU counts on the service's side.
+  const planted = process.env.IMGPIPE_BENCH_PLANTED_SLOWDOWN
+    ? ['--import', join(REPO_ROOT, 'bench/planted-slowdown.mjs')]
+    : [];
+  const child = spawn(
+    process.execPath,
+    [...planted, ...nodeArgs, join(REPO_ROOT, 'bin/imgpipe.js'), 'serve'],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        DEV_KEY: apiKey,
+        LOG_LEVEL: 'warn',
+        QUOTA_FREE: '1000000000',
+        ...env,
+        // What `npm start` and the Dockerfile set before Node starts (thread pool, malloc arenas, semi-space).
+        ...added,
+      },
+      stdio: [
+        'ignore',
+        options.onStdout ? 'pipe' : process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore',
+        'pipe',
+      ],
     },
-    stdio: [
-      'ignore',
-      options.onStdout ? 'pipe' : process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore',
-      'pipe',
-    ],
-  });
+  );
   // --trace-gc and the logs go to stdout: a profile run reads them there.
   if (options.onStdout) child.stdout?.on('data', options.onStdout);
   let stderrText = '';

@@ -3,13 +3,8 @@
 // is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole heap:
 // 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap.
 //
-// Why it stays (≥ 2 % on a workload; two services, with and without the kept buffers, interleaved in 40-request
-// segments over 10–12 rounds, 2 connections, on a 2-core machine shared with other work, 2026-11-27): a W1 upload
-// (2.4 MB JPEG to 800 px) took 20.5–21.5 ms of CPU per image with them and 21.3–22.6 ms without (+3.7 to +5.6 %
-// without, in four runs; main thread +0.25 ms), and the server's peak RSS was 287–295 MB with them and 316–334 MB
-// without (+27 to +40 MB): fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × 8 MiB) do
-// not. Fetched bodies (POST url, delivery misses) held their socket chunks until a final concat: a small image by URL
-// (640×427 JPEG) paid 44 full mark-compacts in 6000 requests, none with the kept buffers (2026-11-27).
+// Fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × 8 MiB) do not. Why it stays, with
+// its figures and how to remove it: docs/performance.md.
 //
 // Rule (must not regress): a job owns its input's buffer (src/job/: it hands its pool to whoever reads the input),
 // and the buffer goes back to the pool (`give`) only through `runImageJob` (src/job/run.ts), when the job that read
@@ -67,8 +62,7 @@ export function createInputBuffers(maxKept: number, maxBytes: number): InputBuff
 /**
  * The bytes of one input (a file part, a raw body or a fetched body), copied into one buffer as they arrive. Socket
  * chunks then die young (a scavenge frees them) instead of living until a final concat; held chunks were promoted and
- * freed only by full mark-compacts, the largest cost of the main thread per image (BENCHMARKS.md, "Against raw sharp
- * and the floor"). The first buffer is sized from the announced length up to FIRST_BUFFER_CAP, so a client or origin
+ * freed only by full mark-compacts, the largest cost of the main thread per image (docs/performance.md). The first buffer is sized from the announced length up to FIRST_BUFFER_CAP, so a client or origin
  * announcing a length it never sends makes the server set aside at most that much; larger inputs grow the buffer by
  * doubling, never past `maxBytes`.
  */

@@ -54,8 +54,7 @@ import { normalAngle, type Region } from './position.ts';
 /**
  * libvips' operation cache is off for this process: every job is a new image, so the cache (sharp's default: 100
  * operations, 50 MB) never answers one and only holds the pixels of past jobs and takes a lock on every operation.
- * Why: off, a 640×427 JPEG by URL to 320 px cost 6 % less CPU (7.38 → 6.93 ms per image, 9 alternating rounds), and
- * the large and small images by URL peaked no higher (167–176 MB against 167–180; BENCHMARKS.md, "Memory").
+ * Why it stays, with its figure and how to remove it: docs/performance.md.
  * Rule (must not regress): nothing in the service may rely on a cached libvips result.
  */
 sharp.cache(false);
@@ -279,9 +278,8 @@ type InputHeader = Pick<
  * its colour route never depends on its ICC profile, colour.ts) and an orientation libexif reads alike. Undefined
  * otherwise (a grey JPEG's route depends on its profile): libvips then reads the header.
  *
- * Why: metadata() is a native call on the main thread and a header pass on a pool thread. Skipping it cut the CPU of
- * a 640×427 JPEG by URL to 320 px by 6 % (7.18 → 6.73 ms per image against metadata(), 9 alternating rounds;
- * BENCHMARKS.md, "Against the peers").
+ * Why: metadata() is a native call on the main thread and a header pass on a pool thread; what skipping it saves, and
+ * how to remove it: docs/performance.md.
  * Rule (must not regress): only a JPEG, only its markers' clear answers, and only for jobs that read nothing else of
  * the header (a search or a placeholder reads its ICC profile, depth and channels through metadata()).
  */

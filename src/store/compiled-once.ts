@@ -2,10 +2,7 @@
 // and dialect, then only bound, and on SQLite run on the connection directly, from statements it keeps prepared, with
 // the reservation's transaction run without a Kysely transaction. Everything else is plain Kysely.
 //
-// Why it stays (≥ 2 % on a workload; callgrind, floor-callgrind at commit 3059197, 2026-11-27, 2-core machine shared
-// with other work): without the compiled statements and the direct runner, a W6 upload (100 kB) ran 56.09 and 56.99 M
-// instructions per request in two runs against 53.46 and 53.99 M (+4.9 and +5.6 %, all of it in node); without the
-// kept prepared statements as well, a delivery hit ran 1.92 M against 1.77 M (+8.5 %, SQLite's prepare on every hit).
+// Why it stays, with its figure and how to remove it: docs/performance.md.
 //
 // Rule (must not regress): on SQLite a statement or transaction runs on the connection directly only when
 // `idleSqliteConnection` finds no transaction open, and a transaction runs BEGIN to COMMIT in one synchronous turn
@@ -20,7 +17,7 @@ const MAX_CACHED_STATEMENTS = 256;
 
 /**
  * better-sqlite3 with its prepared statements kept by SQL text, for Kysely's statements and the compiled ones alike:
- * Kysely prepares a statement on every execution (a delivery hit +8.5 %, above). A prepared statement is reusable, and SQLite
+ * Kysely prepares a statement on every execution (docs/performance.md). A prepared statement is reusable, and SQLite
  * re-prepares it by itself when the schema changes.
  */
 function withStatementCache(sqlite: SqliteDatabase.Database): {

@@ -3,14 +3,14 @@
 import type { IncomingMessage } from 'node:http';
 import { Busboy } from '@fastify/busboy';
 import sharp from 'sharp';
-import { loadConfig } from '../src/config.ts';
-import { inputColour } from '../src/pipeline/colour.ts';
-import { defaultOutputFormat, sniffImageFormat } from '../src/pipeline/formats.ts';
-import type { Operations } from '../src/pipeline/operations.ts';
-import { DEFAULT_QUALITY } from '../src/pipeline/operations/encode.ts';
-import { sharpInputOptions, type ProcessLimits } from '../src/pipeline/process.ts';
-import { PHASES, type StepContext } from '../src/pipeline/operations/entry.ts';
-import { applyPhases } from '../src/pipeline/registry.ts';
+import { loadConfig } from '../../src/config.ts';
+import { inputColour } from '../../src/pipeline/colour.ts';
+import { defaultOutputFormat, sniffImageFormat } from '../../src/pipeline/formats.ts';
+import type { Operations } from '../../src/pipeline/operations.ts';
+import { DEFAULT_QUALITY } from '../../src/pipeline/operations/encode.ts';
+import { sharpInputOptions, type ProcessLimits } from '../../src/pipeline/process.ts';
+import { PHASES, type StepContext } from '../../src/pipeline/operations/entry.ts';
+import { applyPhases } from '../../src/pipeline/registry.ts';
 
 interface FloorUpload {
   image: Buffer;

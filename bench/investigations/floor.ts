@@ -2,17 +2,17 @@
 // (bench/floor-server.ts) and the service interleaved; the floor with the service's layers added one at a time.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { serveEnvironmentFor } from '../bin/serve-environment.js';
-import type { ProcessLimits } from '../src/pipeline/process.ts';
-import { Accumulator, type SideResult } from './compare.ts';
+import { serveEnvironmentFor } from '../../bin/serve-environment.js';
+import type { ProcessLimits } from '../../src/pipeline/process.ts';
+import { Accumulator, type SideResult } from '../compare.ts';
 import { firstLayers, LAYERS } from './floor-layers.ts';
-import { closedLoop, httpClient, prepareImageRequest, type Segment } from './load.ts';
-import { fmt, table } from './report.ts';
-import type { BenchContext, Section } from './section.ts';
-import { freePort, processCpuMs, startService, waitForHealth, type ServiceProcess } from './service.ts';
-import { chosenWorkloads, rawSharp, type Workload } from './workloads.ts';
+import { closedLoop, httpClient, prepareImageRequest, type Segment } from '../load.ts';
+import { fmt, table } from '../report.ts';
+import type { BenchContext, Section } from '../section.ts';
+import { freePort, processCpuMs, startService, waitForHealth, type ServiceProcess } from '../service.ts';
+import { chosenWorkloads, rawSharp, type Workload } from '../workloads.ts';
 
-const REPO_ROOT = resolve(import.meta.dirname, '..');
+const REPO_ROOT = resolve(import.meta.dirname, '../..');
 
 export interface BenchServer {
   pid: number;
@@ -33,7 +33,7 @@ export async function startFloor(
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...nodeArgs, '--import', 'tsx', join(REPO_ROOT, 'bench/floor-server.ts')],
+    [...nodeArgs, '--import', 'tsx', join(REPO_ROOT, 'bench/investigations/floor-server.ts')],
     {
       cwd: REPO_ROOT,
       env: {

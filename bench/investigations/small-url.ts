@@ -7,11 +7,11 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { startFloor, type BenchServer } from './floor.ts';
 import { resizeToWidth } from './floor-sharp.ts';
-import { jpegOfSize } from './inputs.ts';
-import { httpClient, type HttpClient, type PreparedRequest } from './load.ts';
-import { fmt, table } from './report.ts';
-import type { BenchContext, Section } from './section.ts';
-import { startService } from './service.ts';
+import { jpegOfSize } from '../inputs.ts';
+import { httpClient, type HttpClient, type PreparedRequest } from '../load.ts';
+import { fmt, table } from '../report.ts';
+import type { BenchContext, Section } from '../section.ts';
+import { startService } from '../service.ts';
 
 interface UrlCase {
   name: string;

@@ -11,9 +11,9 @@ import {
   median,
   type GridPoint,
   type Setting,
-} from './quality.ts';
-import { fmt, table } from './report.ts';
-import type { Section, SectionOutput } from './section.ts';
+} from '../quality.ts';
+import { fmt, table } from '../report.ts';
+import type { Section, SectionOutput } from '../section.ts';
 
 /** The level every setting is compared at: today's median for JPEG q80 on these photographs (the "auto" level). */
 const TARGET = 82;

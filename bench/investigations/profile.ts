@@ -4,11 +4,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closedLoop, httpClient, prepareImageRequest } from './load.ts';
-import { fmt, table } from './report.ts';
-import type { Section } from './section.ts';
-import { startService } from './service.ts';
-import { chosenWorkloads, type Workload } from './workloads.ts';
+import { closedLoop, httpClient, prepareImageRequest } from '../load.ts';
+import { fmt, table } from '../report.ts';
+import type { Section } from '../section.ts';
+import { startService } from '../service.ts';
+import { chosenWorkloads, type Workload } from '../workloads.ts';
 
 interface CallFrame {
   functionName: string;

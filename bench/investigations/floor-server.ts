@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import { Pool } from 'undici';
-import type { Operations } from '../src/pipeline/operations.ts';
+import type { Operations } from '../../src/pipeline/operations.ts';
 import { startLayeredServer, type Layer } from './floor-layers.ts';
 import { floorLimits, readUploadPlain, replayOr, resizeToWidth, sharpOnce } from './floor-sharp.ts';
 

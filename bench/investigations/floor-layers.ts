@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import multipart from '@fastify/multipart';
-import { hashApiKey } from '../src/accounts/api-key.ts';
+import { hashApiKey } from '../../src/accounts/api-key.ts';
 import {
   confirmQuotaUnit,
   quotaLimitForTier,
@@ -13,26 +13,26 @@ import {
   remainingUnits,
   reserveQuotaUnit,
   type QuotaReservation,
-} from '../src/accounts/quota.ts';
-import { loadConfig } from '../src/config.ts';
-import { createLogger, type AppContext } from '../src/context.ts';
-import { accountOf, requireApiKey } from '../src/http/auth.ts';
-import { registerErrorHandler } from '../src/http/error-handler.ts';
-import { readImageRequest } from '../src/http/image-request.ts';
-import { registerOpenApi } from '../src/http/openapi.ts';
-import { OPENAPI_HEAD } from '../src/http/routes/docs.ts';
-import { documentationOnly } from '../src/http/image-forms.ts';
-import { imageSchema } from '../src/http/routes/image.ts';
-import { requestIdFor, requestLogFields } from '../src/http/request-id.ts';
-import { registerSecurityHeaders } from '../src/http/security-headers.ts';
-import { createMetrics, observeProcessing } from '../src/metrics.ts';
-import { busy } from '../src/pipeline/errors.ts';
-import { createSlotPool } from '../src/scheduler.ts';
-import { operationsSchema, type Operations } from '../src/pipeline/operations.ts';
-import { processImage, type ProcessedImage } from '../src/pipeline/process.ts';
-import { findOrCreateAccount } from '../src/store/accounts.ts';
-import { migrateStore, openStore } from '../src/store/db.ts';
-import { insertApiKeyUnlessActive } from '../src/store/keys.ts';
+} from '../../src/accounts/quota.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger, type AppContext } from '../../src/context.ts';
+import { accountOf, requireApiKey } from '../../src/http/auth.ts';
+import { registerErrorHandler } from '../../src/http/error-handler.ts';
+import { readImageRequest } from '../../src/http/image-request.ts';
+import { registerOpenApi } from '../../src/http/openapi.ts';
+import { OPENAPI_HEAD } from '../../src/http/routes/docs.ts';
+import { documentationOnly } from '../../src/http/image-forms.ts';
+import { imageSchema } from '../../src/http/routes/image.ts';
+import { requestIdFor, requestLogFields } from '../../src/http/request-id.ts';
+import { registerSecurityHeaders } from '../../src/http/security-headers.ts';
+import { createMetrics, observeProcessing } from '../../src/metrics.ts';
+import { busy } from '../../src/pipeline/errors.ts';
+import { createSlotPool } from '../../src/scheduler.ts';
+import { operationsSchema, type Operations } from '../../src/pipeline/operations.ts';
+import { processImage, type ProcessedImage } from '../../src/pipeline/process.ts';
+import { findOrCreateAccount } from '../../src/store/accounts.ts';
+import { migrateStore, openStore } from '../../src/store/db.ts';
+import { insertApiKeyUnlessActive } from '../../src/store/keys.ts';
 import {
   floorLimits,
   readUploadPlain,

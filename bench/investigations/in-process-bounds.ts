@@ -4,9 +4,9 @@
 // 100, no resize), alone on one libvips thread, and when it ended under a 1 s sharp timeout (past 1 s: what libvips
 // could not interrupt). Run it before adding an input kind or an operation to the allow-list.
 import sharp, { type Sharp } from 'sharp';
-import { sharpInputOptions } from '../src/pipeline/process.ts';
-import { table } from './report.ts';
-import type { Section } from './section.ts';
+import { sharpInputOptions } from '../../src/pipeline/process.ts';
+import { table } from '../report.ts';
+import type { Section } from '../section.ts';
 
 function noise(width: number, height: number): Buffer {
   const px = Buffer.alloc(width * height * 3);

@@ -6,10 +6,10 @@ import {
   prepareImageRequest,
   prepareRawImageRequest,
   type HttpClient,
-} from './load.ts';
-import type { Section } from './section.ts';
-import { startService, type ServiceProcess } from './service.ts';
-import { buildWorkloads, type Workload } from './workloads.ts';
+} from '../load.ts';
+import type { Section } from '../section.ts';
+import { startService, type ServiceProcess } from '../service.ts';
+import { buildWorkloads, type Workload } from '../workloads.ts';
 
 interface RawBodySide {
   form: 'multipart' | 'raw body';
