@@ -1,27 +1,9 @@
 // owns: the Delivery URLs panel of /account: shows the account id and the secret's state, creates or rotates the
 // delivery secret (shown once), saves the allowed origins. The key comes from sessionStorage, as in account.js.
+import { callApi, failure, STORAGE_KEY, statusLine } from './account-api.js';
 const $ = (id) => document.getElementById(id);
-const STORAGE_KEY = 'imgpipe.key';
 
-async function call(method, path, body) {
-  const res = await fetch(path, {
-    method,
-    headers: {
-      authorization: `Bearer ${sessionStorage.getItem(STORAGE_KEY)}`,
-      accept: 'application/json',
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { res, body: await res.json().catch(() => ({})) };
-}
-
-function say(text, kind = '') {
-  $('delivery-status').textContent = text;
-  $('delivery-status').className = `status ${kind}`;
-}
-
-const failure = (res, body) => body?.error?.message ?? `The request failed (HTTP ${res.status}).`;
+const say = statusLine('delivery-status');
 
 function render(settings) {
   $('delivery-account').textContent = settings.accountId;
@@ -37,14 +19,17 @@ function render(settings) {
 
 async function load() {
   if (!sessionStorage.getItem(STORAGE_KEY)) return;
-  const [settings, account] = await Promise.all([call('GET', '/v1/delivery'), call('GET', '/v1/account')]);
+  const [settings, account] = await Promise.all([
+    callApi('GET', '/v1/delivery'),
+    callApi('GET', '/v1/account'),
+  ]);
   if (!settings.res.ok) return;
   render(settings.body);
   $('delivery-images').textContent = String(account.body.deliveryImages ?? 0);
 }
 
 $('delivery-rotate').addEventListener('click', async () => {
-  const { res, body } = await call('POST', '/v1/delivery/secret');
+  const { res, body } = await callApi('POST', '/v1/delivery/secret');
   if (!res.ok) {
     say(failure(res, body), 'error');
     return;
@@ -70,7 +55,7 @@ $('delivery-origins-form').addEventListener('submit', async (event) => {
     .value.split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
-  const { res, body } = await call('PUT', '/v1/delivery/origins', { origins });
+  const { res, body } = await callApi('PUT', '/v1/delivery/origins', { origins });
   if (!res.ok) {
     say(failure(res, body), 'error');
     return;

@@ -1,27 +1,9 @@
 // owns: the Overlays panel of /account: lists the account's overlays (GET /v1/overlays), uploads one under a name
 // (PUT /v1/overlays/{name} with the file as the body) and deletes one. The key comes from sessionStorage.
+import { callApi, failure, STORAGE_KEY, statusLine } from './account-api.js';
 const $ = (id) => document.getElementById(id);
-const STORAGE_KEY = 'imgpipe.key';
 
-async function call(method, path, file) {
-  const res = await fetch(path, {
-    method,
-    headers: {
-      authorization: `Bearer ${sessionStorage.getItem(STORAGE_KEY)}`,
-      accept: 'application/json',
-      ...(file ? { 'content-type': file.type || 'application/octet-stream' } : {}),
-    },
-    body: file,
-  });
-  return { res, body: await res.json().catch(() => ({})) };
-}
-
-function say(text, kind = '') {
-  $('overlay-status').textContent = text;
-  $('overlay-status').className = `status ${kind}`;
-}
-
-const failure = (res, body) => body?.error?.message ?? `The request failed (HTTP ${res.status}).`;
+const say = statusLine('overlay-status');
 
 function row(overlay) {
   const item = document.createElement('li');
@@ -37,7 +19,7 @@ function row(overlay) {
   remove.textContent = 'Delete';
   remove.setAttribute('aria-label', `Delete overlay ${overlay.name}`);
   remove.addEventListener('click', async () => {
-    const { res, body } = await call('DELETE', `/v1/overlays/${encodeURIComponent(overlay.name)}`);
+    const { res, body } = await callApi('DELETE', `/v1/overlays/${encodeURIComponent(overlay.name)}`);
     if (!res.ok) {
       say(failure(res, body), 'error');
       return;
@@ -51,7 +33,7 @@ function row(overlay) {
 
 async function load() {
   if (!sessionStorage.getItem(STORAGE_KEY)) return;
-  const { res, body } = await call('GET', '/v1/overlays');
+  const { res, body } = await callApi('GET', '/v1/overlays');
   if (!res.ok) return;
   $('overlay-list').replaceChildren(...body.overlays.map(row));
   $('overlay-count').textContent = `${body.overlays.length} of ${body.limit}`;
@@ -67,7 +49,7 @@ $('overlay-form').addEventListener('submit', async (event) => {
     return;
   }
   say('Uploading…');
-  const { res, body } = await call('PUT', `/v1/overlays/${encodeURIComponent(name)}`, file);
+  const { res, body } = await callApi('PUT', `/v1/overlays/${encodeURIComponent(name)}`, file);
   if (!res.ok) {
     say(failure(res, body), 'error');
     return;

@@ -1,27 +1,9 @@
 // owns: the Public URLs panel of /account: shows, saves and ends the account's public delivery policy. The key comes
 // from sessionStorage, as in account.js.
+import { callApi, failure, STORAGE_KEY, statusLine } from './account-api.js';
 const $ = (id) => document.getElementById(id);
-const STORAGE_KEY = 'imgpipe.key';
 
-async function call(method, path, body) {
-  const res = await fetch(path, {
-    method,
-    headers: {
-      authorization: `Bearer ${sessionStorage.getItem(STORAGE_KEY)}`,
-      accept: 'application/json',
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { res, body: await res.json().catch(() => ({})) };
-}
-
-function say(text, kind = '') {
-  $('policy-status').textContent = text;
-  $('policy-status').className = `status ${kind}`;
-}
-
-const failure = (res, body) => body?.error?.message ?? `The request failed (HTTP ${res.status}).`;
+const say = statusLine('policy-status');
 
 const NONE = 'none: every unsigned URL is refused';
 
@@ -44,7 +26,7 @@ function list(id, numbers) {
 
 async function load() {
   if (!sessionStorage.getItem(STORAGE_KEY)) return;
-  const { res, body } = await call('GET', '/v1/delivery/policy');
+  const { res, body } = await callApi('GET', '/v1/delivery/policy');
   if (res.ok) render(body);
   else if (res.status === 404) render(undefined);
 }
@@ -61,7 +43,7 @@ $('policy-form').addEventListener('submit', async (event) => {
     qualities: list('policy-qualities', true),
     presets: list('policy-presets', false),
   };
-  const { res, body } = await call('PUT', '/v1/delivery/policy', policy);
+  const { res, body } = await callApi('PUT', '/v1/delivery/policy', policy);
   if (!res.ok) {
     say(failure(res, body), 'error');
     return;
@@ -71,7 +53,7 @@ $('policy-form').addEventListener('submit', async (event) => {
 });
 
 $('policy-end').addEventListener('click', async () => {
-  const { res, body } = await call('DELETE', '/v1/delivery/policy');
+  const { res, body } = await callApi('DELETE', '/v1/delivery/policy');
   if (!res.ok && res.status !== 404) {
     say(failure(res, body), 'error');
     return;

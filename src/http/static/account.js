@@ -1,8 +1,8 @@
 // owns: the account page: reads GET /v1/account with the key kept in sessionStorage, rotates the key, opens the portal.
+import { STORAGE_KEY } from './account-api.js';
 import { explainError, retryAfterOf, sayWords } from './words.js';
 
 const $ = (id) => document.getElementById(id);
-const STORAGE_KEY = 'imgpipe.key';
 
 function say(id, text, kind = '') {
   $(id).textContent = text;
