@@ -43,6 +43,27 @@ function optionInside(policy: PublicPolicy, name: string, text: string): boolean
 
 const shown = (text: string) => (text.length > 60 ? `${text.slice(0, 60)}…` : text);
 
+/** The one spelling of an escaped byte: none for an unreserved character, uppercase hex for any other. */
+function escapeIsCanonical(escape: string): boolean {
+  const char = String.fromCharCode(parseInt(escape.slice(1), 16));
+  return !/[A-Za-z0-9._~-]/.test(char) && escape === escape.toUpperCase();
+}
+
+/**
+ * Why a source has another spelling of the same file, or undefined. Every spelling is a derivative of its own,
+ * charged to the account: a query, a fragment, or another escape of one path would let anyone holding the page make
+ * the account pay for one image any number of times.
+ */
+function secondSpelling(source: string, url: URL): string | undefined {
+  if (source.includes('?')) return 'has a query';
+  if (source.includes('#')) return 'has a fragment';
+  if (url.pathname.includes('//')) return 'has an empty path segment (most servers read // as /)';
+  const escapes = url.pathname.match(/%[0-9a-fA-F]{2}/g) ?? [];
+  if (!escapes.every(escapeIsCanonical))
+    return 'escapes a character in another spelling than the one it needs';
+  return undefined;
+}
+
 /**
  * 403 signature_required unless the unsigned URL's source starts with one of the policy's prefixes and every
  * option lies inside it; the message names the first thing outside. No policy (or no account): every unsigned URL.
@@ -78,6 +99,12 @@ export function checkPublicPath(
   if (fetched === undefined || !policy.sources.some((prefix) => fetched.startsWith(prefix))) {
     throw signatureRequired(
       `The source ${shown(source)} is not under a source prefix of this account's public policy; sign the URL to use it`,
+    );
+  }
+  const spelling = secondSpelling(source, new URL(fetched));
+  if (spelling) {
+    throw signatureRequired(
+      `The source ${shown(source)} ${spelling}: a public URL names each file one way; sign the URL to use it`,
     );
   }
 }
