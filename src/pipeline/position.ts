@@ -73,7 +73,7 @@ export interface ResizeTarget {
 const scaled = (side: number, k: number) => Math.max(1, Math.round(side * k));
 
 /**
- * The output size of a resize, which never enlarges (api.md resize rule 3), in every fit, one side given or
+ * The output size of a resize, which never enlarges (the API's third resize rule), in every fit, one side given or
  * both. One side: the other follows the source's aspect ratio, scaled down only. inside/outside: the source's
  * aspect ratio, fitting inside (or covering) the box, never above 1×. cover/contain: the requested box shrunk
  * uniformly until it fits inside the source (its aspect ratio is kept), then cropped or padded. fill: each side

@@ -1,5 +1,5 @@
 // POST /v1/image: auth → the job (src/job/: a quota unit reserved, the request read, run, settled by the answer) →
-// the image with its headers. Its document too, and api.md's status table (which the tests read).
+// the image with its headers. Its document too, and the API's status table for this route (which the tests read).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { takeQuotaUnit } from '../../accounts/quota-unit.ts';
@@ -47,7 +47,7 @@ const IMAGE_HEADERS: Headers = {
   ...PLACEHOLDER_HEADERS,
 };
 
-/** api.md's table "Status codes, POST /v1/image", word for word and in its order. */
+/** The API's table "Status codes, POST /v1/image", word for word and in its order. */
 export const IMAGE_STATUS_TABLE = [
   'missing_api_key',
   'invalid_api_key',
