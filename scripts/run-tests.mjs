@@ -45,6 +45,8 @@ const LONG_FILES_MS = new Map([
   ['test/frameworks/next-loader.test.ts', 20 * 60_000],
   // npm ci of Nuxt Image and Astro when missing, then astro build.
   ['test/frameworks/contracts.test.ts', 15 * 60_000],
+  // Every corpus file (HEIC decodes included) with several operation sets, then seeded mutants: ~2 min when quiet.
+  ['test/fuzz/corpus-images.test.ts', 10 * 60_000],
 ]);
 
 /** What `--quick` runs: everything that needs no browser, no other program and no server process… */
