@@ -114,6 +114,8 @@ export async function makeDerivative(deps: MissDeps, miss: Miss): Promise<Proces
     // The result serves every later request of this key, so it is finished even when this client leaves.
     signal: new AbortController().signal,
     patienceMs: DELIVERY_SLOT_PATIENCE_MS,
+    // A placeholder answer reads the output's pixels only: its make encodes nothing.
+    placeholderOnly: delivery.placeholder !== undefined,
   });
   return image;
 }
