@@ -378,8 +378,8 @@ test('delivery: a failed fetch answers its error and refunds the unit', async (t
   const { server, origin } = await setUp(t);
   const secret = await createSecret(server);
   const res = await get(server, signed(secret, origin.url('/missing.jpg')));
-  assert.equal(res.status, 400);
-  assert.equal(res.json.error?.code, 'fetch_failed');
+  assert.equal(res.status, 404);
+  assert.equal(res.json.error?.code, 'source_not_found');
   assert.equal((await account(server)).quota.used, 0);
 });
 
