@@ -439,7 +439,8 @@ async function stepContext(run: Run, planned: Planned): Promise<StepContext> {
 /**
  * Phase 4, the output: the registry's steps in pipeline order, then one encode; or, for a search (quality "auto…",
  * format "auto", max_bytes), the steps before the encode once and a search over the candidates; or, for a
- * placeholder, one encode that keeps its pixels; or, when only the placeholder is wanted, no encode. An animation's frames come back as the input had them.
+ * placeholder, one encode that keeps its pixels; or, when only the placeholder is wanted, no encode. An animation's
+ * frames come back as the input had them.
  */
 async function writeOutput(
   run: Run,

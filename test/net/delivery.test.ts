@@ -393,7 +393,7 @@ test('delivery: a derivative evicted and made again is charged once this month; 
   assert.equal((await account(server)).quota.used, 1);
   assert.equal((await account(server)).deliveryImages, 1);
   const missing = signed(secret, origin.url('/missing.jpg'), { w: 70 });
-  assert.equal((await get(server, missing)).status, 400);
+  assert.equal((await get(server, missing)).status, 404);
   assert.equal((await account(server)).quota.used, 1);
   const row = await server.ctx.store.db.selectFrom('delivery_charges').select('derivative').execute();
   assert.equal(row.length, 1, 'the failed make left no charge behind');
