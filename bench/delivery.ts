@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { deliveryPath } from '../src/delivery/url.ts';
+import { DELIVERY_PREFIX, deliveryPath, deliverySignedPart, PUBLIC_SIGNATURE } from '../src/delivery/url.ts';
 import { localServerBlock, NGINX, writeLocalNginx } from '../test/helpers/local-nginx.ts';
 import { jpegOfSize, type BaseImage } from './inputs.ts';
 import type { ProcessLimits } from '../src/pipeline/process.ts';
@@ -208,6 +208,28 @@ async function measureEntry(
   }
 }
 
+/** The rounds a row is measured in, sides alternating (signed and public URLs). */
+const ROUNDS = 2;
+
+/** One row per position from rounds of the same rows: requests and time summed, CPU per request over all. */
+function mergeRounds(rounds: Row[][]): Row[] {
+  return (rounds[0] ?? []).map((first, k) => {
+    const parts = rounds.map((r) => r[k] as Row);
+    const requests = parts.reduce((sum, r) => sum + r.requests, 0);
+    const failures: Record<string, number> = {};
+    for (const r of parts)
+      for (const [code, n] of Object.entries(r.failures ?? {})) failures[code] = (failures[code] ?? 0) + n;
+    return {
+      label: first.label,
+      requests,
+      cpuMs: parts.reduce((sum, r) => sum + r.cpuMs * r.requests, 0) / Math.max(1, requests),
+      latencies: parts.flatMap((r) => r.latencies),
+      wallMs: parts.reduce((sum, r) => sum + r.wallMs, 0),
+      failures,
+    };
+  });
+}
+
 export async function secretOf(service: { origin: string; apiKey: string }) {
   const res = await fetch(`${service.origin}/v1/delivery/secret`, {
     method: 'POST',
@@ -250,16 +272,72 @@ async function measureDelivery(
     const single = await startService(env);
     services.push(single);
     const one = await secretOf(single);
-    const [miss, raw, ...rest] = await measureEntry(
-      single.origin,
-      (i) => deliveryPath(one.accountId, one.secret, `${originUrl}/one.jpg`, { w: 800 + i, f: 'auto' }),
-      () => single.cpuMs(),
-      counts,
-      '1 instance',
-      reference,
+    // Signed URLs against unsigned (`_`) ones inside the account's public policy, of another source path (their own
+    // derivatives): a public URL should cost what a signed one does. The sides alternate in rounds, their order
+    // swapped in the second, after one unmeasured miss of a third source warms the service for both.
+    const policy = await fetch(`${single.origin}/v1/delivery/policy`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${single.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        sources: [`${originUrl}/public/`],
+        widths: Array.from({ length: counts.misses }, (_, i) => 800 + i),
+        qualities: [],
+        presets: [],
+      }),
+    });
+    if (!policy.ok)
+      throw new Error(`PUT /v1/delivery/policy answered ${policy.status}: ${await policy.text()}`);
+    await fetch(
+      `${single.origin}${deliveryPath(one.accountId, one.secret, `${originUrl}/warm.jpg`, { w: 799 })}`,
+    ).then((res) => res.arrayBuffer());
+    const signedPath = (i: number) =>
+      deliveryPath(one.accountId, one.secret, `${originUrl}/one.jpg`, { w: 800 + i, f: 'auto' });
+    const publicPath = (i: number) =>
+      `${DELIVERY_PREFIX}${one.accountId}/${PUBLIC_SIGNATURE}/` +
+      deliverySignedPart(`${originUrl}/public/one.jpg`, { w: 800 + i, f: 'auto' });
+    const perRound = Math.ceil(counts.misses / ROUNDS);
+    const roundCounts = { ...counts, misses: perRound, hitSeconds: counts.hitSeconds / ROUNDS };
+    const signedRounds: Row[][] = [];
+    const publicRounds: Row[][] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const offset = round * perRound;
+      const signed = () =>
+        measureEntry(
+          single.origin,
+          (i) => signedPath(offset + i),
+          () => single.cpuMs(),
+          roundCounts,
+          '1 instance',
+          (i) => reference(offset + i),
+        );
+      const unsigned = () =>
+        measureEntry(
+          single.origin,
+          (i) => publicPath(offset + i),
+          () => single.cpuMs(),
+          roundCounts,
+          '1 instance, public `_` URL',
+        );
+      if (round % 2 === 0) {
+        signedRounds.push(await signed());
+        publicRounds.push(await unsigned());
+      } else {
+        publicRounds.push(await unsigned());
+        signedRounds.push(await signed());
+      }
+    }
+    const [miss, raw, hit, notModified] = mergeRounds(signedRounds) as [Row, Row, Row, Row];
+    const [publicMiss, publicHit, publicNotModified] = mergeRounds(publicRounds) as [Row, Row, Row];
+    rows.push(miss, raw, hit, notModified, publicMiss, publicHit, publicNotModified);
+    ratios['delivery.miss.cpu'] = miss.cpuMs / raw.cpuMs;
+    ratios['delivery.public.miss.cpu'] = publicMiss.cpuMs / miss.cpuMs;
+    ratios['delivery.public.hit.cpu'] = publicHit.cpuMs / hit.cpuMs;
+    notes.push(
+      '',
+      `- Public ÷ signed, CPU per request on 1 instance: miss ${fmt.n(ratios['delivery.public.miss.cpu'], 2)}, hit` +
+        ` ${fmt.n(ratios['delivery.public.hit.cpu'], 2)} (the policy: the source prefix, the miss widths, f:auto;` +
+        ` ${ROUNDS} rounds, the order swapped in the second).`,
     );
-    rows.push(miss as Row, raw as Row, ...rest);
-    ratios['delivery.miss.cpu'] = (miss as Row).cpuMs / (raw as Row).cpuMs;
     await single.stop();
     services.length = 0;
 

@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   too_many_overlays: 409,
   too_many_presets: 409,
   signature_required: 403,
+  source_not_found: 404,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -95,6 +96,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   too_many_overlays: 'The account already stores the most overlays it may (20); delete or replace one.',
   too_many_presets: 'The account already stores the most presets it may (50); delete or replace one.',
   signature_required: "An unsigned (`_`) delivery URL outside the account's public policy, or no policy.",
+  source_not_found: "A delivery URL's source answered HTTP 404 or 410 (a POST's answer: fetch_failed).",
 };
 
 export interface ApiErrorExtra {

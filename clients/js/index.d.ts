@@ -44,7 +44,8 @@ export type ErrorCode =
   | 'origin_not_allowed'
   | 'too_many_overlays'
   | 'too_many_presets'
-  | 'signature_required';
+  | 'signature_required'
+  | 'source_not_found';
 
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const ENDPOINTS: readonly string[];

@@ -47,6 +47,7 @@ export const ERROR_CODES = Object.freeze([
   'too_many_overlays',
   'too_many_presets',
   'signature_required',
+  'source_not_found',
 ]);
 
 /** The calls this client makes, as `METHOD path` (checked against /openapi.json). */

@@ -1,5 +1,6 @@
 // The errors of delivery URLs, one wording per code. A bad signature reads the same for every account id.
 import { apiError, type ApiError } from '../errors.ts';
+import { notThereAnswer } from '../fetch/errors.ts';
 
 export function invalidUrlSignature(): ApiError {
   return apiError(
@@ -33,4 +34,18 @@ export function resultTooLarge(bytes: number, largestEntryBytes: number): ApiErr
 /** 403 signature_required: an unsigned (`_`) URL outside the account's public policy, `message` naming what. */
 export function signatureRequired(message: string): ApiError {
   return apiError('signature_required', message);
+}
+
+/**
+ * A delivery URL's answer to its source fetch's failure: 404 source_not_found when the origin answered 404 or 410 (a
+ * browser shows a missing image for what is missing), anything else as it is.
+ */
+export function deliveryFetchError(err: unknown): unknown {
+  const answer = notThereAnswer(err);
+  if (!answer) return err;
+  return apiError(
+    'source_not_found',
+    `The source image is not there: ${answer.where} answered HTTP ${answer.status}`,
+    { cause: err },
+  );
 }

@@ -31,6 +31,7 @@ const REMEMBERED: Partial<Record<ErrorCode, Memory>> = {
   unprocessable_image: IMAGE_FAILURE_MEMORY,
   image_too_large: IMAGE_FAILURE_MEMORY,
   fetch_failed: SOURCE_FAILURE_MEMORY,
+  source_not_found: SOURCE_FAILURE_MEMORY,
   fetch_timeout: SOURCE_FAILURE_MEMORY,
   too_many_redirects: SOURCE_FAILURE_MEMORY,
   blocked_url: SOURCE_FAILURE_MEMORY,

@@ -10,7 +10,7 @@ import type { UrlRef } from '../sources/url.ts';
 import { countDeliveryMake, releaseDeliveryMake, type DeliverySigner } from '../store/delivery.ts';
 import { negotiatedOperations } from './auto-format.ts';
 import { makeCountsUnit } from './derivatives.ts';
-import { resultTooLarge } from './errors.ts';
+import { deliveryFetchError, resultTooLarge } from './errors.ts';
 import { answerFromMemory, forgetFailure, rememberFailure } from './failure-memory.ts';
 import type { Negotiation } from './negotiate.ts';
 import type { ResultCache } from './result-cache.ts';
@@ -55,7 +55,8 @@ function derivativeCharge(deps: MissDeps, signer: DeliverySigner, derivative: st
       const month = usageMonth(now);
       const makes = await countDeliveryMake(db, account, month, derivative, now.toISOString());
       let unit: QuotaUnit | undefined;
-      const failed = async (err: unknown) => {
+      const failed = async (failure: unknown) => {
+        const err = deliveryFetchError(failure);
         await unit?.refund();
         // The answer is the failure's; a make left counted (store down) only makes a later one free.
         await releaseDeliveryMake(db, account, month, derivative).catch((cause: unknown) =>
@@ -114,6 +115,8 @@ export async function makeDerivative(deps: MissDeps, miss: Miss): Promise<Proces
     // The result serves every later request of this key, so it is finished even when this client leaves.
     signal: new AbortController().signal,
     patienceMs: DELIVERY_SLOT_PATIENCE_MS,
+    // A placeholder answer reads the output's pixels only: its make encodes nothing.
+    placeholderOnly: delivery.placeholder !== undefined,
   });
   return image;
 }

@@ -12,6 +12,7 @@ import { findDeliverySource, saveDeliverySource, type StoredSourceFacts } from '
 import type { Db } from '../store/schema.ts';
 import { isApiError } from '../errors.ts';
 import { answerFromMemory, rememberFailure } from './failure-memory.ts';
+import { deliveryFetchError } from './errors.ts';
 import { DELIVERY_SLOT_PATIENCE_MS } from './miss.ts';
 
 export type SourceFacts = StoredSourceFacts;
@@ -133,7 +134,8 @@ export function openSourceFacts(db: Db): SourceFactsMemory {
           input = await readSource(deps, ref, reading);
         } catch (err) {
           // The answer is the fetch's failure; a store failing to remember it only lets the next view fetch again.
-          throw await rememberFailure(db, s.accountId, name, err, lastFailure).catch(() => err);
+          const answer = deliveryFetchError(err);
+          throw await rememberFailure(db, s.accountId, name, answer, lastFailure).catch(() => answer);
         }
         const facts = await save(s, key, input, await probe(deps, s.accountId, input));
         return { facts, input };

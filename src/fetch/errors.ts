@@ -49,6 +49,24 @@ export function fetchFailed(detail: string, cause?: unknown): ApiError {
   return apiError('fetch_failed', `URL fetch failed: ${detail}`, cause === undefined ? {} : { cause });
 }
 
+/** The fetch_failed errors whose origin answered that the resource is not there: status and where, by error. */
+const notThere = new WeakMap<ApiError, { where: string; status: number }>();
+
+/**
+ * 400 fetch_failed for an origin's 404 or 410: the API's answer, which a delivery URL turns into 404
+ * source_not_found (notThereAnswer).
+ */
+export function sourceNotThere(where: string, status: number): ApiError {
+  const err = fetchFailed(`${where} answered HTTP ${status}, not 200`);
+  notThere.set(err, { where, status });
+  return err;
+}
+
+/** The origin's 404 or 410 a fetch_failed stands for; undefined for any other error. */
+export function notThereAnswer(err: unknown): { where: string; status: number } | undefined {
+  return err instanceof Error ? notThere.get(err as ApiError) : undefined;
+}
+
 /** 400 fetch_timeout: one hop of the fetch, the request to `where`, passed FETCH_TIMEOUT_MS. */
 export function fetchTimeout(where: string, timeoutMs: number, cause: unknown): ApiError {
   return apiError(

@@ -7,7 +7,14 @@ import { createSystemResolver, type HostResolver } from './host-resolver.ts';
 import { dialHostname, createPinnedPools, pinAddress } from './pinned-agent.ts';
 import { discardBody, readCappedBody } from './response-body.ts';
 import { checkFetchUrl } from './url-policy.ts';
-import { fetchBusy, fetchFailed, fetchTimeout, LOCAL_SOURCE_HINT, tooManyRedirects } from './errors.ts';
+import {
+  fetchBusy,
+  fetchFailed,
+  fetchTimeout,
+  LOCAL_SOURCE_HINT,
+  sourceNotThere,
+  tooManyRedirects,
+} from './errors.ts';
 import { PACKAGE_VERSION } from '../paths.ts';
 import type { InputBuffers } from '../input-buffers.ts';
 
@@ -128,6 +135,7 @@ export function createUrlFetcher(config: FetchConfig, options: UrlFetcherOptions
       }
       if (res.statusCode !== 200) {
         discardBody(res.body);
+        if (res.statusCode === 404 || res.statusCode === 410) throw sourceNotThere(where, res.statusCode);
         throw fetchFailed(`${where} answered HTTP ${res.statusCode}, not 200`);
       }
       const bytes = await readCappedBody(

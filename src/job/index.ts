@@ -56,6 +56,8 @@ export interface JobOptions<Held extends Reservation> {
   signal: AbortSignal;
   /** How long its fetch and its job may each wait in line for a slot; busy at once when absent (the API's rule). */
   patienceMs?: number;
+  /** Only the placeholder is wanted (a delivery URL's placeholder:): the output is not encoded. */
+  placeholderOnly?: boolean;
 }
 
 export interface JobResult<Held extends Reservation> {
@@ -97,6 +99,7 @@ export async function runJob<Held extends Reservation>(
       overlayImage,
       inputBuffers: deps.inputBuffers,
       patienceMs: job.patienceMs,
+      placeholderOnly: job.placeholderOnly,
     });
     await reserved.made(image);
     return { image, reserved };

@@ -40,6 +40,8 @@ export interface ImageRun {
   inputBuffers?: Pick<InputBuffers, 'give'>;
   /** How long the job may wait in line for a slot (src/scheduler.ts); busy at once when absent. */
   patienceMs?: number;
+  /** Only the placeholder is wanted: no encode (PipelineJob's placeholderOnly). */
+  placeholderOnly?: boolean;
 }
 
 /**
@@ -50,7 +52,7 @@ export interface ImageRun {
  * process, or when the child answered or was killed (deadline or abort).
  */
 export async function runImageJob(deps: ImageJobDeps, run: ImageRun): Promise<ProcessedImage> {
-  const { account, input, operations: ops, signal, overlayImage } = run;
+  const { account, input, operations: ops, signal, overlayImage, placeholderOnly } = run;
   const freeInput = () => run.inputBuffers?.give(input);
   const { config } = deps;
   const limits = {
@@ -97,9 +99,20 @@ export async function runImageJob(deps: ImageJobDeps, run: ImageRun): Promise<Pr
     deps.metrics,
     ops.format,
     inProcess
-      ? processImage({ input, ops, limits, onSettled: stopped, inspected: true, overlayImage })
+      ? processImage({
+          input,
+          ops,
+          limits,
+          onSettled: stopped,
+          inspected: true,
+          overlayImage,
+          placeholderOnly,
+        })
       : deps.isolated
-          .run({ input, ops, limits, overlayImage }, AbortSignal.any([signal, preempted.signal]))
+          .run(
+            { input, ops, limits, overlayImage, placeholderOnly },
+            AbortSignal.any([signal, preempted.signal]),
+          )
           .catch((err: unknown) => {
             throw preempted.signal.aborted ? busy('preempted') : err;
           })

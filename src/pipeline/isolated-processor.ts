@@ -112,7 +112,7 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
   const take = () => idle.pop() ?? spawnChild();
 
   return {
-    run({ input, ops, limits, overlayImage }, signal) {
+    run({ input, ops, limits, overlayImage, placeholderOnly }, signal) {
       if (closed) return Promise.reject(busy('shutdown'));
       if (signal.aborted) return Promise.reject(processTimeout('client left'));
       const child = take();
@@ -163,7 +163,13 @@ export function createIsolatedProcessor(memoryLimitBytes: number): IsolatedProce
         signal.addEventListener('abort', onAbort, { once: true });
         try {
           child.send(
-            { input, ops, limits, ...(overlayImage && { overlayImage }) } satisfies IsolatedJob,
+            {
+              input,
+              ops,
+              limits,
+              ...(overlayImage && { overlayImage }),
+              ...(placeholderOnly && { placeholderOnly }),
+            } satisfies IsolatedJob,
             (err) => {
               if (err) onExit();
             },

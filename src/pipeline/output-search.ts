@@ -239,6 +239,25 @@ export async function encodeKeepingPixels(
   return { data, format: req.format, width: im.width, height: im.height, applied, pixels: im.kept.raw };
 }
 
+/**
+ * The output's pixels with no encode, for a job whose answer is only its placeholder: the steps before the encode,
+ * then 8-bit sRGB, flattened for a format without alpha as the encode step would; an animation's first frame.
+ */
+export async function pixelsWithoutEncode(
+  req: SearchInput,
+): Promise<{ width: number; height: number; applied: string[]; pixels: RgbImage }> {
+  const im = await intermediate(req, req.format);
+  const flattenOnto = outputRule(req.format).alpha ? undefined : flatteningColour(req.ops.background);
+  const pixels = await metricPixels(im, flattenOnto);
+  const frame = im.width * im.height * pixels.channels;
+  return {
+    width: im.width,
+    height: im.height,
+    applied: [...im.applied],
+    pixels: { ...pixels, height: im.height, data: pixels.data.subarray(0, frame) },
+  };
+}
+
 /** The pixels the metric compares, 8-bit sRGB; flattened for JPEG as the encode step does. */
 async function metricPixels(im: Intermediate, flattenOnto: Colour | undefined): Promise<RgbImage> {
   if ('raw' in im.kept && (!flattenOnto || im.kept.raw.channels === 3)) return im.kept.raw;

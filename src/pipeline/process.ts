@@ -43,7 +43,7 @@ import {
   type FrameLimits,
   type OutputPlan,
 } from './probe.ts';
-import { encodeKeepingPixels, searchOutput, type SearchInput } from './output-search.ts';
+import { encodeKeepingPixels, pixelsWithoutEncode, searchOutput, type SearchInput } from './output-search.ts';
 import { restoreMergedFrames } from './webp-frames.ts';
 import { applyPhases, needsOutputSearch, operationsForFrames, predictedSize } from './registry.ts';
 import { prepareOverlay, unknownOverlay } from './overlay.ts';
@@ -74,6 +74,11 @@ export interface PipelineJob {
   limits: ProcessLimits;
   /** The stored overlay the operations name (their `overlay`), read by the caller for the requesting account. */
   overlayImage?: Uint8Array | undefined;
+  /**
+   * Only the placeholder is wanted (a delivery URL's `placeholder:image|json`): the output is not encoded, its
+   * `data` is empty, its size and steps are the output's.
+   */
+  placeholderOnly?: boolean;
 }
 
 export interface ProcessOptions extends PipelineJob {
@@ -434,7 +439,8 @@ async function stepContext(run: Run, planned: Planned): Promise<StepContext> {
 /**
  * Phase 4, the output: the registry's steps in pipeline order, then one encode; or, for a search (quality "auto…",
  * format "auto", max_bytes), the steps before the encode once and a search over the candidates; or, for a
- * placeholder, one encode that keeps its pixels. An animation's frames come back as the input had them.
+ * placeholder, one encode that keeps its pixels; or, when only the placeholder is wanted, no encode. An animation's
+ * frames come back as the input had them.
  */
 async function writeOutput(
   run: Run,
@@ -468,6 +474,16 @@ async function writeOutput(
           seconds: secondsLeft(run.deadlineAt),
         }),
     });
+    if (run.placeholderOnly === true) {
+      const { pixels, ...output } = await pixelsWithoutEncode(throughIntermediate());
+      return {
+        ...output,
+        data: Buffer.alloc(0),
+        format: ctx.format,
+        frames: 1,
+        placeholder: placeholderOfPixels(pixels),
+      };
+    }
     if (needsOutputSearch(ctx.ops)) {
       const searched = await searchOutput(throughIntermediate());
       return { ...searched, ...(await allFrames(searched.data)) };

@@ -7,7 +7,7 @@ import { MAKES_PER_UNIT } from '../../src/delivery/derivatives.ts';
 import { IMAGE_FAILURE_MEMORY, SOURCE_FAILURE_MEMORY } from '../../src/delivery/failure-memory.ts';
 import { deliveryPath, type DeliveryOptions } from '../../src/delivery/url.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
-import { sendImage, startOrigin } from '../helpers/origin-server.ts';
+import { postUrl, sendImage, startOrigin } from '../helpers/origin-server.ts';
 
 const photo = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#b85' } })
   .jpeg()
@@ -20,7 +20,9 @@ async function setUp(t: TestContext, env: Record<string, string> = {}) {
   const origin = await startOrigin(t, (req, res) => {
     if (req.url?.startsWith('/photo')) sendImage(res, photo);
     else if (req.url?.startsWith('/broken')) sendImage(res, truncated);
-    else res.writeHead(404).end('missing');
+    else if (req.url?.startsWith('/missing')) res.writeHead(404).end('missing');
+    else if (req.url?.startsWith('/gone')) res.writeHead(410).end('gone');
+    else res.writeHead(500).end('failing');
   });
   const made = await server.app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: server.auth });
   const secret = made.json() as { accountId: string; secret: string };
@@ -60,12 +62,32 @@ test('a derivative whose image fails answers that failure from memory with Retry
 
 test("a source's failed fetch is remembered for a shorter while than an image's failure", async (t) => {
   const { origin, url, get } = await setUp(t);
-  const path = url('/missing.jpg');
+  const path = url('/failing.jpg');
   assert.equal((await get(path)).json().error.code, 'fetch_failed');
   const again = await get(path);
   assert.equal(again.json().error.code, 'fetch_failed');
   assertRetryAfter(again.headers['retry-after'], SOURCE_FAILURE_MEMORY.firstMs);
   assert.equal(origin.requests.length, 1);
+});
+
+test('a source answering 404 or 410 is 404 source_not_found with CORS, uncharged and remembered; a POST says fetch_failed', async (t) => {
+  const { server, origin, url, get } = await setUp(t);
+  for (const source of ['/missing.jpg', '/gone.jpg']) {
+    const res = await get(url(source, { w: 100 }));
+    assert.equal(res.statusCode, 404, res.body);
+    assert.equal(res.json().error.code, 'source_not_found');
+    assert.match(res.json().error.message, source === '/gone.jpg' ? /HTTP 410/ : /HTTP 404/);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+  }
+  const again = await get(url('/missing.jpg', { w: 100 }));
+  assert.equal(again.statusCode, 404);
+  assert.equal(again.json().error.code, 'source_not_found');
+  assertRetryAfter(again.headers['retry-after'], SOURCE_FAILURE_MEMORY.firstMs);
+  assert.equal(origin.requests.length, 2, 'the remembered one fetched nothing');
+  assert.equal(await unitsUsed(server), 0);
+  const posted = await postUrl(server.app, server.auth, origin.url('/missing.jpg'));
+  assert.equal(posted.statusCode, 400, posted.body);
+  assert.equal(posted.json().error.code, 'fetch_failed');
 });
 
 test('a purge or a new v: makes a remembered failure anew', async (t) => {

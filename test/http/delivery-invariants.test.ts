@@ -67,9 +67,10 @@ for (const dialect of DIALECTS) {
         await first.app.inject({ method: 'POST', url: '/v1/delivery/secret', headers: first.auth })
       ).json() as { accountId: string; secret: string };
       const path = deliveryPath(made.accountId, made.secret, origin.url('/gone.jpg'));
-      assert.equal((await first.app.inject({ url: path })).json().error.code, 'fetch_failed');
+      assert.equal((await first.app.inject({ url: path })).json().error.code, 'source_not_found');
       const remembered = await second.app.inject({ url: path });
-      assert.equal(remembered.json().error.code, 'fetch_failed');
+      assert.equal(remembered.statusCode, 404);
+      assert.equal(remembered.json().error.code, 'source_not_found');
       assert.ok(Number(remembered.headers['retry-after']) > 0);
       assert.equal(origin.requests.length, 1);
     });

@@ -21,6 +21,8 @@ const NEXT_WIDTHS = [640, 750, 828, 1080, 1200, 1920, 2048, 3840];
 const ACCEPT_AVIF = 'image/avif,image/webp,*/*';
 
 const wider = await sharp(photo).resize(1200).jpeg().toBuffer();
+/** A 3000×2000 source: its 2400 px output is what a placeholder answer does not encode. */
+const large = await sharp(photo).resize(3000).jpeg().toBuffer();
 
 async function setUp(t: TestContext, dialect: Dialect) {
   const server = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' }, 'free', { dialect });
@@ -125,6 +127,29 @@ for (const dialect of DIALECTS) {
         assert.equal(encoded.headers.vary, undefined);
       }
       assert.equal(await unitsUsed(server), 2, 'the JSON and the image: two derivatives, one unit each');
+    });
+
+    test('a placeholder answer of a large source encodes no output: X-Service-Operations names no format', async (t) => {
+      const { server, get, served } = await setUp(t, dialect);
+      served.image = large;
+      const json = await get({ w: 2400, placeholder: 'json' });
+      assert.equal(json.statusCode, 200, json.body);
+      assert.deepEqual(
+        [json.json().width, json.json().height],
+        [2400, 1600],
+        'the output’s size, from the plan',
+      );
+      const image = await get({ w: 2400, placeholder: 'image' });
+      assert.equal(image.statusCode, 200, image.body);
+      for (const res of [json, image]) {
+        const operations = String(res.headers['x-service-operations']);
+        assert.match(operations, /resize/);
+        assert.doesNotMatch(operations, /format=|quality=/, operations);
+      }
+      // The full image of the same URL without placeholder: is encoded, and named so.
+      const full = await get({ w: 2400 });
+      assert.match(String(full.headers['x-service-operations']), /format=jpeg/);
+      assert.equal(await unitsUsed(server), 3);
     });
   });
 }

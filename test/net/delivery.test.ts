@@ -378,8 +378,8 @@ test('delivery: a failed fetch answers its error and refunds the unit', async (t
   const { server, origin } = await setUp(t);
   const secret = await createSecret(server);
   const res = await get(server, signed(secret, origin.url('/missing.jpg')));
-  assert.equal(res.status, 400);
-  assert.equal(res.json.error?.code, 'fetch_failed');
+  assert.equal(res.status, 404);
+  assert.equal(res.json.error?.code, 'source_not_found');
   assert.equal((await account(server)).quota.used, 0);
 });
 
@@ -393,7 +393,7 @@ test('delivery: a derivative evicted and made again is charged once this month; 
   assert.equal((await account(server)).quota.used, 1);
   assert.equal((await account(server)).deliveryImages, 1);
   const missing = signed(secret, origin.url('/missing.jpg'), { w: 70 });
-  assert.equal((await get(server, missing)).status, 400);
+  assert.equal((await get(server, missing)).status, 404);
   assert.equal((await account(server)).quota.used, 1);
   const row = await server.ctx.store.db.selectFrom('delivery_charges').select('derivative').execute();
   assert.equal(row.length, 1, 'the failed make left no charge behind');

@@ -123,6 +123,7 @@ const DELIVERY_SCHEMA = {
       'origin_not_allowed',
       'invalid_operations',
       ...URL_SOURCE_ERRORS,
+      'source_not_found',
       'busy',
       'image_too_large',
       'process_timeout',
