@@ -171,7 +171,9 @@ test('playground: a missed max_bytes is said in words (the cap, the quality it s
   await page.fill('#key', testApp.key);
   await page.setInputFiles('#file', `${CORPUS_DIR}Landscape_1.jpg`);
   await page.selectOption('#format', 'jpeg');
-  await page.fill('#max-bytes', '2048');
+  // 200 px wide: each quality max_bytes tries is a small encode.
+  await page.fill('#w', '200');
+  await page.fill('#max-bytes', '1024');
   await page.click('#run');
   await page.waitForSelector('#result-img[data-width]');
   const headers = (await page.textContent('#headers')) ?? '';
@@ -179,12 +181,12 @@ test('playground: a missed max_bytes is said in words (the cap, the quality it s
   const after = Number(
     await page.textContent('#headers tr:has-text("x-service-output-bytes") td:last-child'),
   );
-  assert.ok(after > 2048);
+  assert.ok(after > 1024);
   const size =
     after < 1024 * 1024 ? `${(after / 1024).toFixed(1)} KiB` : `${(after / 1024 / 1024).toFixed(2)} MiB`;
   assert.equal(
     await page.textContent('#max-bytes-missed'),
-    `Could not reach 2.0 KiB: the smallest at quality 30 is ${size}.`,
+    `Could not reach 1.0 KiB: the smallest at quality 30 is ${size}.`,
   );
   assert.equal(await page.isVisible('#max-bytes-missed'), true);
   await page.screenshot({ path: `${SHOTS}playground-max-bytes-missed.png`, fullPage: true });
