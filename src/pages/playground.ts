@@ -1,12 +1,12 @@
-// GET /: the playground, a page of its own (no site layout): its stylesheet and scripts are /playground.css,
-// /playground.js and /playground-delivery.js from src/http/static, under the playground's own CSP. The form has a
+// GET /: the playground, in the site's header and cards (/assets/site.css) with a stylesheet of its own and scripts
+// (/playground.css, /playground.js, /playground-delivery.js from src/http/static) under the playground's CSP. The form has a
 // control for every field the registry's URL options carry, in their order, each naming its JSON path (data-path):
 // a hand-made one where a field has a form of its own, else a text field; the URL options ride along as JSON, so
 // "Copy as delivery URL" writes exactly the operations the form sends.
 import { AUTO_FORMAT_CANDIDATES, OUTPUT_FORMATS } from '../pipeline/formats.ts';
 import type { UrlOption } from '../pipeline/operations/entry.ts';
 import { OPERATIONS, URL_OPTIONS, type OperationKey } from '../pipeline/registry.ts';
-import { escapeHtml } from './layout.ts';
+import { escapeHtml, siteHeader } from './layout.ts';
 
 /** The registry's delivery URL options for the page's script (a data block: not executed, so no CSP question). */
 const URL_OPTIONS_JSON = JSON.stringify(URL_OPTIONS).replace(/</g, '\\u003c');
@@ -225,19 +225,18 @@ export const PLAYGROUND_PAGE = `<!doctype html>
     <meta charset="utf-8" />
     <title>imgpipe playground</title>
     <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <link rel="stylesheet" href="/assets/site.css" />
     <link rel="stylesheet" href="/playground.css" />
   </head>
   <body>
-    <header>
-      <nav><a href="/pricing">Pricing</a><a href="/account">Account</a><a href="/docs">Docs</a></nav>
-      <h1>imgpipe playground</h1>
+    ${siteHeader('/')}
+    <main class="playground">
+      <h1>Playground</h1>
       <p>
         Try <code>POST /v1/image</code> with your key. No key yet? <a href="/pricing">Get one free</a>. API
         reference: <a href="/docs">/docs</a> · <a href="/openapi.json">/openapi.json</a>
       </p>
-    </header>
-    <main>
-      <form id="form">
+      <form id="form" class="panel">
         <label class="wide"
           >API key
           <input id="key" type="password" autocomplete="off" spellcheck="false" placeholder="imgp_…" required
@@ -266,6 +265,7 @@ ${formFieldsets()}        <button id="run" type="submit">Process</button>
         <figure>
           <figcaption>Result <span id="result-info"></span></figcaption>
           <p id="saving" hidden></p>
+          <p id="max-bytes-missed" class="warning" role="status" hidden></p>
           <a id="download" class="button" download="result" hidden>Download</a>
           <img id="result-img" alt="result" hidden />
         </figure>
@@ -277,17 +277,17 @@ ${formFieldsets()}        <button id="run" type="submit">Process</button>
           <img id="placeholder-img" alt="the placeholder decoded from the ThumbHash header" />
         </figure>
       </section>
-      <section>
+      <section class="panel">
         <h2>Response headers <span id="quota"></span></h2>
         <table id="headers">
           <tbody></tbody>
         </table>
       </section>
-      <section>
+      <section class="panel">
         <h2>The same request with curl <button id="copy-curl" type="button">Copy (with your key)</button></h2>
         <pre><code id="curl"></code></pre>
       </section>
-      <section id="delivery">
+      <section id="delivery" class="panel">
         <h2>As a delivery URL, for <code>&lt;img src&gt;</code></h2>
         <p>
           The operations above, every one of them, as URL options (format auto becomes <code>f:auto</code> with its

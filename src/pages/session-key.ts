@@ -15,6 +15,11 @@ it is kept only as a hash and cannot be shown again.</p>
 </div>
 <p id="message" class="status" role="status" data-issued="${escapeHtml(`Your API key is ${SHOWN_ONCE}`)}"></p>
 <p id="facts" class="note"></p>
+<section class="panel" id="plan" hidden>
+<h2>Your plan is now <span id="plan-tier"></span></h2>
+<p><strong id="plan-quota"></strong> images a month, counted from the 1st of each month (UTC). Usage so far: your
+<a href="/account">account page</a>.</p>
+</section>
 <section class="panel">
 <h2>Next steps</h2>
 <ul>

@@ -53,7 +53,7 @@ test('delivery in the browser: /account shows a new secret once and saves origin
     return img.complete && img.naturalWidth > 0;
   });
   const url = (await page.textContent('#delivery-url')) ?? '';
-  assert.match(url, /\/v1\/u\/[^/]+\/[A-Za-z0-9_-]{43}\/w:120\/fit:inside\/http/);
+  assert.match(url, /\/v1\/u\/[^/]+\/[A-Za-z0-9_-]{43}\/w:120\/http/);
   assert.equal(await page.$eval('#delivery-img', (img) => (img as HTMLImageElement).naturalWidth), 120);
   const usage = await testApp.app.inject({ url: '/v1/account', headers: testApp.auth });
   assert.equal(usage.json().deliveryImages, 1);

@@ -49,6 +49,13 @@ async function assertFits(page: Page, name: string) {
   assert.deepEqual(outside, [], `${name}: elements past the edge of their panel`);
 }
 
+/** The thank-you page names the plan now in force and its monthly quota (a new key's, or the upgraded key's). */
+async function assertPlanShown(page: Page, tier: string, quota: number) {
+  await page.locator('#plan').waitFor({ state: 'visible' });
+  assert.equal(await page.textContent('#plan-tier'), tier);
+  assert.equal(await page.textContent('#plan-quota'), quota.toLocaleString('en-US'));
+}
+
 /** The active subscriptions at the local provider, by tier. */
 async function activeTiers(h: BillingHarness): Promise<string[]> {
   const rows = await h.ctx.store.db
@@ -61,7 +68,7 @@ async function activeTiers(h: BillingHarness): Promise<string[]> {
 }
 
 for (const [width, viewport] of Object.entries(WIDTHS)) {
-  test(`journey, plans (${width}): starter → scale with the key replaces it → starter without the key runs beside → portal lists both → each cancel leaves the right plan`, async (t) => {
+  test(`journey, plans (${width}): starter → scale with the key replaces it → starter without the key runs beside → portal lists both → each cancel leaves the right plan; the thank-you page names the new plan and its quota`, async (t) => {
     if (!existsSync(CHROMIUM)) {
       t.skip(
         `Chromium not found at ${CHROMIUM} (install the Debian package "chromium" or set CHROMIUM_PATH)`,
@@ -98,6 +105,7 @@ for (const [width, viewport] of Object.entries(WIDTHS)) {
     const key = (await page.textContent('#key'))?.trim() ?? '';
     assert.match(key, /^imgp_/);
     assert.match((await page.textContent('#facts')) ?? '', /plan starter/);
+    await assertPlanShown(page, 'starter', h.ctx.config.quotas.starter);
     await shot('starter-key');
 
     // 2. Back on /pricing with the key in the tab: the plan is named, starter opens the portal, scale upgrades.
@@ -118,6 +126,7 @@ for (const [width, viewport] of Object.entries(WIDTHS)) {
     await pay();
     assert.equal(await page.locator('#issued').isVisible(), false, 'no second key');
     assert.equal(await page.textContent('#facts'), '', 'no facts of an account the checkout did not create');
+    await assertPlanShown(page, 'scale', h.ctx.config.quotas.scale);
     await shot('scale-paid');
     assert.deepEqual(await activeTiers(h), ['scale']);
 
@@ -130,6 +139,7 @@ for (const [width, viewport] of Object.entries(WIDTHS)) {
     assert.match((await page.textContent('#notice')) ?? '', /added beside it/);
     await pay();
     assert.match((await page.textContent('#message')) ?? '', /already had an account/);
+    assert.equal(await page.locator('#plan').isVisible(), false, 'no plan named without the key');
     await shot('starter-beside-paid');
     assert.deepEqual(await activeTiers(h), ['scale', 'starter']);
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import sharp from 'sharp';
+import { deliveryUrl, type DeliveryUrlOptions } from '@imgpipe/client';
 import { buildTestApp } from '../helpers/app.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { listen } from '../helpers/http-client.ts';
@@ -60,6 +61,7 @@ const SETTINGS: ((page: Page) => Promise<void>)[] = [
     await page.fill('#hue', '20');
     await page.fill('#blur', '1.5');
     await page.fill('#sharpen', 'true');
+    await page.fill('#radius', '8');
     await page.fill('#overlay-name', 'mark');
     await page.selectOption('#overlay-gravity', 'northwest');
     await page.fill('#overlay-opacity', '0.5');
@@ -174,4 +176,85 @@ test('playground: with every option of the form set, the copied delivery URL ans
   }
   for (const path of paths) assert.ok(sentPaths.has(path), `the form's ${path} was set and sent`);
   assert.deepEqual(problems, []);
+});
+
+/** Settings of the form and the options a deliveryUrl caller gives for the same output. */
+const SAME_OUTPUT: [(page: Page) => Promise<void>, Partial<DeliveryUrlOptions>][] = [
+  [
+    async (page) => {
+      await page.fill('#w', '300');
+      await page.selectOption('#fit', 'inside');
+    },
+    { width: 300 },
+  ],
+  [
+    async (page) => {
+      await page.fill('#w', '300');
+      await page.fill('#h', '200');
+      await page.selectOption('#fit', 'cover');
+      await page.selectOption('#position', 'attention');
+      await page.fill('#blur', '2');
+      await page.selectOption('#format', 'webp');
+      await page.fill('#quality', '55');
+    },
+    { width: 300, height: 200, fit: 'cover', position: 'attention', blur: 2, format: 'webp', quality: 55 },
+  ],
+  [
+    async (page) => {
+      await page.fill('#h', '120');
+      await page.fill('#dpr', '2');
+      await page.check('#grayscale');
+      await page.selectOption('#format', 'auto');
+      await page.selectOption('#quality-mode', 'auto:eco');
+      await page.fill('#max-bytes', '9000');
+      await page.uncheck('#strip');
+    },
+    {
+      height: 120,
+      dpr: 2,
+      grayscale: true,
+      format: 'auto',
+      formats: ['jpeg', 'webp', 'avif'],
+      quality: 'auto:eco',
+      maxBytes: 9000,
+      strip: false,
+    },
+  ],
+];
+
+test('playground: "Copy as delivery URL" writes the JS client\'s deliveryUrl for the same options, no default spelled out, in its order', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const photo = readFileSync(PHOTO);
+  const origin = await startOrigin(t, (_req, res) => sendImage(res, photo));
+  const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
+  const base = await listen(testApp.app);
+  const made = await testApp.app.inject({
+    method: 'POST',
+    url: '/v1/delivery/secret',
+    headers: testApp.auth,
+  });
+  const { secret } = made.json() as { secret: string };
+  const settings = await testApp.app.inject({ url: '/v1/delivery', headers: testApp.auth });
+  const { accountId } = settings.json() as { accountId: string };
+  const browser: Browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const source = origin.url('/photo.jpg');
+  for (const [setForm, options] of SAME_OUTPUT) {
+    await page.goto(`${base}/`);
+    await page.fill('#key', testApp.key);
+    await page.fill('#delivery-source', source);
+    await page.fill('#delivery-secret', secret);
+    await setForm(page);
+    await page.click('#copy-delivery');
+    await page.waitForSelector('#delivery-url:not(:empty)');
+    const expected = await deliveryUrl(source, { baseUrl: base, accountId, secret, ...options });
+    assert.equal(await page.textContent('#delivery-url'), expected);
+  }
 });

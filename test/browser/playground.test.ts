@@ -56,7 +56,7 @@ test('playground: upload a corpus image as webp 300 wide; the result, its header
   assert.match(headers ?? '', /x-service-operationsresize,format=webp,quality=80,strip/);
   assert.match((await page.textContent('#quota')) ?? '', /quota left this month: 999 of 1000/);
   const curl = (await page.textContent('#curl')) ?? '';
-  assert.match(curl, /-F 'operations=\{"resize":\{"fit":"inside","w":300\},"format":"webp"\}'/);
+  assert.match(curl, /-F 'operations=\{"resize":\{"w":300\},"format":"webp"\}'/);
   assert.match(curl, /-F 'image=@Landscape_1\.jpg'/);
   assert.ok(curl.endsWith(`'${base}/v1/image'`));
   assert.equal(await page.isHidden('#error'), true);
@@ -134,7 +134,7 @@ test('playground on a phone: an upload shows bytes before → after with the % s
   await page.screenshot({ path: `${SHOTS}playground-desktop-result.png`, fullPage: true });
 });
 
-test('playground: an image URL is fetched and processed by the server; the curl line sends the same JSON', async (t) => {
+test('playground: an image URL is fetched and processed by the server, its original shown beside the result; the curl line sends the same JSON', async (t) => {
   if (!existsSync(CHROMIUM)) {
     t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
     return;
@@ -146,13 +146,96 @@ test('playground: an image URL is fetched and processed by the server; the curl 
   await page.fill('#w', '200');
   await page.click('#run');
   await page.waitForSelector('#result-img[data-width="200"]');
-  assert.match((await page.textContent('#original-info')) ?? '', /fetched by the server/);
+  await page.waitForSelector('#original-img[data-width="600"]');
+  assert.equal(await page.getAttribute('#original-img', 'src'), `${origin.base}/image.jpg`);
+  const bytes = statSync(`${CORPUS_DIR}Landscape_1.jpg`).size;
+  assert.match(
+    (await page.textContent('#original-info')) ?? '',
+    new RegExp(`600×450 px · .*\\(${bytes} bytes\\)`),
+  );
+  assert.match((await page.textContent('#saving')) ?? '', /KiB → .*KiB · \d+ % smaller$/);
   const curl = (await page.textContent('#curl')) ?? '';
   assert.match(
     curl,
     /-H 'Content-Type: application\/json' -d '\{"url":"http:\/\/127\.0\.0\.1:\d+\/image\.jpg"/,
   );
   await page.screenshot({ path: `${SHOTS}playground-url.png`, fullPage: true });
+});
+
+test('playground: a missed max_bytes is said in words (the cap, the quality it stopped at, the size), and only then', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const { testApp, page } = await openPlayground(t);
+  await page.fill('#key', testApp.key);
+  await page.setInputFiles('#file', `${CORPUS_DIR}Landscape_1.jpg`);
+  await page.selectOption('#format', 'jpeg');
+  // 200 px wide: each quality max_bytes tries is a small encode.
+  await page.fill('#w', '200');
+  await page.fill('#max-bytes', '1024');
+  await page.click('#run');
+  await page.waitForSelector('#result-img[data-width]');
+  const headers = (await page.textContent('#headers')) ?? '';
+  assert.match(headers, /x-service-max-bytes-metfalse/);
+  const after = Number(
+    await page.textContent('#headers tr:has-text("x-service-output-bytes") td:last-child'),
+  );
+  assert.ok(after > 1024);
+  const size =
+    after < 1024 * 1024 ? `${(after / 1024).toFixed(1)} KiB` : `${(after / 1024 / 1024).toFixed(2)} MiB`;
+  assert.equal(
+    await page.textContent('#max-bytes-missed'),
+    `Could not reach 1.0 KiB: the smallest at quality 30 is ${size}.`,
+  );
+  assert.equal(await page.isVisible('#max-bytes-missed'), true);
+  await page.screenshot({ path: `${SHOTS}playground-max-bytes-missed.png`, fullPage: true });
+
+  await page.fill('#max-bytes', '10000000');
+  await page.click('#run');
+  await page.waitForSelector('#result-img[data-width]');
+  assert.match((await page.textContent('#headers')) ?? '', /x-service-max-bytes-mettrue/);
+  assert.equal(await page.isHidden('#max-bytes-missed'), true);
+});
+
+test('playground: the site header and card style of /pricing and /account, on a desktop and on a phone', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const { base, page } = await openPlayground(t);
+  const look = (selector: string) =>
+    page.$eval(selector, (el) => {
+      const style = getComputedStyle(el);
+      return {
+        border: style.borderTopColor + ' ' + style.borderTopWidth,
+        radius: style.borderTopLeftRadius,
+        padding: style.paddingTop,
+      };
+    });
+  const header = (selector: string) =>
+    page.$eval(selector, (el) => ({ background: getComputedStyle(el).backgroundColor, html: el.innerHTML }));
+  const playgroundHeader = await header('header.site');
+  assert.equal(await page.textContent('header.site nav a[aria-current="page"]'), 'Playground');
+  const cards = await Promise.all(
+    ['#form', '#panels figure', 'section:has(#headers)', 'section:has(#curl)', '#delivery'].map(look),
+  );
+  await page.screenshot({ path: `${SHOTS}playground-site-look.png`, fullPage: true });
+  await page.setViewportSize(PHONE);
+  const overflow = await overflowOf(page);
+  assert.ok(overflow <= 0, `the playground is ${overflow}px wider than a ${PHONE.width}px screen`);
+  await page.screenshot({ path: `${SHOTS}playground-site-look-phone.png`, fullPage: true });
+
+  await page.setViewportSize({ width: 1200, height: 1100 });
+  await page.goto(`${base}/pricing`);
+  const pricingHeader = await header('header.site');
+  const card = await look('#recover.panel');
+  assert.equal(playgroundHeader.background, pricingHeader.background);
+  assert.equal(
+    playgroundHeader.html.replace(' aria-current="page"', ''),
+    pricingHeader.html.replace(' aria-current="page"', ''),
+  );
+  for (const [n, shown] of cards.entries()) assert.deepEqual(shown, card, `card ${n} looks like /pricing's`);
 });
 
 test('playground: quality is off for PNG output (chosen, or the input’s format); the curl line masks the key like the field', async (t) => {

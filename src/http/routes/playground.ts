@@ -20,9 +20,12 @@ const PLAYGROUND_SCHEMA = {
   },
 };
 
-/** Everything the page loads comes from this instance; results are shown from blob: URLs. */
+/**
+ * Everything the page runs comes from this instance; results are shown from blob: URLs, and the original of a URL
+ * source from that URL (http: and https: images: the address the user typed, loaded as any <img> would).
+ */
 const PLAYGROUND_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data: http: https:; " +
   "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /** The playground's files → their names in src/http/static. */

@@ -90,9 +90,11 @@ export function operationsFromForm() {
   const w = $('w').value.trim();
   const h = $('h').value.trim();
   if (w !== '' || h !== '') {
-    ops.resize = { fit: $('fit').value };
+    ops.resize = {};
     if (w !== '') ops.resize.w = Number(w);
     if (h !== '') ops.resize.h = Number(h);
+    // inside is the API's default: left out, as the JS client's deliveryUrl leaves it, so both write one URL.
+    if ($('fit').value !== 'inside') ops.resize.fit = $('fit').value;
     // attention and entropy choose cover's crop (the API refuses them with the other fits, saying so).
     if ($('position').value !== '') ops.resize.position = positionFromForm();
     if (number('dpr') !== undefined && number('dpr') !== 1) ops.resize.dpr = number('dpr');
@@ -237,20 +239,56 @@ function clearResult() {
   $('result-img').removeAttribute('src');
   $('result-info').textContent = '';
   $('saving').hidden = true;
+  $('max-bytes-missed').hidden = true;
   $('download').hidden = true;
   if (resultUrl) URL.revokeObjectURL(resultUrl);
   resultUrl = undefined;
   clearPlaceholder();
 }
 
-/** A URL replaces the chosen file: the server fetches it, so the browser has no original to show. */
+/** A URL replaces the chosen file: its original is shown once Process asks the server about it (showUrlOriginal). */
 function useUrl() {
   if (!sourceUrl()) return;
   chosenFile = undefined;
   $('file').value = '';
   $('drop-label').textContent = 'Drop an image here, or';
   $('original-img').hidden = true;
+  $('original-img').removeAttribute('src');
   $('original-info').textContent = 'fetched by the server from the URL';
+}
+
+/**
+ * A URL source's original beside the result: its size and format from POST /v1/image/info (free: no quota unit),
+ * its pixels loaded by this browser from the URL itself. Resolves to its bytes, undefined when the server cannot say.
+ */
+async function showUrlOriginal(url, key) {
+  try {
+    const res = await fetch('/v1/image/info', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url }),
+    });
+    if (!res.ok) return undefined;
+    const info = await res.json();
+    showImage($('original-img'), $('original-info'), url, info.bytes);
+    return info.bytes;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * "Could not reach 50.0 KiB: the smallest at quality 30 is 61.2 KiB": said when X-Service-Max-Bytes-Met is false,
+ * the cap being the form's max_bytes (a number, or the input's size).
+ */
+function describeMissedCap(headers, ops, before, after) {
+  if (headers.get('x-service-max-bytes-met') !== 'false') return '';
+  const cap =
+    ops.max_bytes === 'input'
+      ? `the original's size${before === undefined ? '' : ` (${formatBytes(before)})`}`
+      : formatBytes(Number(ops.max_bytes));
+  const quality = /quality=(\d+)/.exec(headers.get('x-service-operations') ?? '')?.[1] ?? '30';
+  return `Could not reach ${cap}: the smallest at quality ${quality} is ${formatBytes(after)}.`;
 }
 
 async function run(event) {
@@ -273,11 +311,12 @@ async function run(event) {
     body.append('image', chosenFile, chosenFile.name);
     body.append('operations', JSON.stringify(ops));
   }
-  const before = url ? undefined : chosenFile.size;
   $('run').disabled = true;
   $('result-info').textContent = 'processing…';
   try {
+    const original = url ? showUrlOriginal(url, key) : Promise.resolve(chosenFile.size);
     const res = await fetch('/v1/image', { method: 'POST', headers, body });
+    const before = await original;
     showHeaders(res);
     showPlaceholder(res.headers);
     if (!res.ok) {
@@ -292,6 +331,8 @@ async function run(event) {
     showImage($('result-img'), $('result-info'), resultUrl, blob.size);
     $('saving').textContent = describeSaving(before, blob.size) + describeChoice(res.headers);
     $('saving').hidden = false;
+    $('max-bytes-missed').textContent = describeMissedCap(res.headers, ops, before, blob.size);
+    $('max-bytes-missed').hidden = $('max-bytes-missed').textContent === '';
     $('download').href = resultUrl;
     $('download').download = `result.${res.headers.get('x-service-output-format') ?? 'img'}`;
     $('download').hidden = false;

@@ -21,6 +21,19 @@ const REASONS = {
   },
 };
 
+/**
+ * The plan and monthly quota of the key's account, from GET /v1/account: the key just issued, or the key this tab
+ * bought with (a plan change from /pricing), since the answer of an account that existed says nothing about it.
+ */
+async function showPlan(key) {
+  const res = await fetch('/v1/account', { headers: { authorization: `Bearer ${key}` } });
+  if (!res.ok) return;
+  const account = await res.json();
+  $('plan-tier').textContent = account.tier;
+  $('plan-quota').textContent = account.quota.limit.toLocaleString('en-US');
+  $('plan').hidden = false;
+}
+
 async function load() {
   try {
     const res = await fetch(window.location.pathname, {
@@ -41,6 +54,8 @@ async function load() {
       $('issued').hidden = false;
       sessionStorage.setItem('imgpipe.key', body.apiKey);
     }
+    const key = body.apiKey ?? sessionStorage.getItem('imgpipe.key');
+    if (key) await showPlan(key);
   } catch (err) {
     $('loading').hidden = true;
     $('message').textContent = `The request failed: ${err.message}. Reload the page to try again.`;
