@@ -154,6 +154,17 @@ for (const dialect of DIALECTS) {
   });
 }
 
+test('placeholder:json of work that runs in an isolated child (radius) answers its facts, one unit', async (t) => {
+  const { server, get } = await setUp(t, 'sqlite');
+  const res = await get({ w: 300, radius: 40, placeholder: 'json' });
+  assert.equal(res.statusCode, 200, res.body);
+  const body = res.json() as { thumbhash: string; color: string; width: number; height: number };
+  assert.deepEqual([body.width, body.height], [300, 200]);
+  assert.match(body.color, /^#[0-9a-f]{6}$/);
+  assert.ok(Buffer.from(body.thumbhash, 'base64').length >= 5, 'a ThumbHash');
+  assert.equal(await unitsUsed(server), 1);
+});
+
 test('placeholder "image" stays 400 invalid_operations in POST /v1/image', async (t) => {
   const { app, auth } = await buildTestApp(t);
   const res = await app.inject({
