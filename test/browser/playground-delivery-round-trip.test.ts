@@ -1,6 +1,6 @@
 // The playground's form and its "Copy as delivery URL" say the same thing: with every option of the form set, the
 // image at the copied URL (fetched by the browser, with its own Accept) is byte for byte the answer of the POST.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -72,11 +72,8 @@ const SETTINGS: ((page: Page) => Promise<void>)[] = [
   },
 ];
 
-test('playground: with every option of the form set, the copied delivery URL answers the bytes of the POST', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
-    return;
-  }
+/** A server with a delivery secret and an origin serving the photo, for a playground in Chromium. */
+async function playgroundServer(t: TestContext) {
   const photo = readFileSync(PHOTO);
   const origin = await startOrigin(t, (_req, res) => sendImage(res, photo));
   const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
@@ -87,6 +84,15 @@ test('playground: with every option of the form set, the copied delivery URL ans
     headers: testApp.auth,
   });
   const { secret } = made.json() as { secret: string };
+  return { origin, testApp, base, secret };
+}
+
+test('playground: with every option of the form set, the copied delivery URL answers the bytes of the POST', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
+    return;
+  }
+  const { origin, testApp, base, secret } = await playgroundServer(t);
   const mark = await sharp({ create: { width: 60, height: 30, channels: 4, background: '#f00a' } })
     .png()
     .toBuffer();
@@ -227,16 +233,7 @@ test('playground: "Copy as delivery URL" writes the JS client\'s deliveryUrl for
     t.skip(`${CHROMIUM} is not installed (apt-get install chromium); .ci/run installs it`);
     return;
   }
-  const photo = readFileSync(PHOTO);
-  const origin = await startOrigin(t, (_req, res) => sendImage(res, photo));
-  const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
-  const base = await listen(testApp.app);
-  const made = await testApp.app.inject({
-    method: 'POST',
-    url: '/v1/delivery/secret',
-    headers: testApp.auth,
-  });
-  const { secret } = made.json() as { secret: string };
+  const { origin, testApp, base, secret } = await playgroundServer(t);
   const settings = await testApp.app.inject({ url: '/v1/delivery', headers: testApp.auth });
   const { accountId } = settings.json() as { accountId: string };
   const browser: Browser = await chromium.launch({
