@@ -73,8 +73,12 @@ describe('migrations: postgres schemas', { skip: skipReason('postgres') }, () =>
     await holderStore.db.connection().execute(async (conn) => {
       await sql`select pg_advisory_lock(${sql.lit(KYSELY_MIGRATION_LOCK)})`.execute(conn);
       try {
-        const store = await openTestStore(migrating, { poolSize: 2, statementTimeoutMs: 1000 });
-        await store.close();
+        const store = openStore(migrating.url, { poolSize: 2, statementTimeoutMs: 1000 });
+        try {
+          await migrateStore(store.db);
+        } finally {
+          await store.close();
+        }
       } finally {
         await sql`select pg_advisory_unlock(${sql.lit(KYSELY_MIGRATION_LOCK)})`.execute(conn);
       }
