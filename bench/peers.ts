@@ -18,7 +18,7 @@ import { jpegOfSize, type BaseImage } from './inputs.ts';
 import { closedLoop } from './load.ts';
 import { fmt, table } from './report.ts';
 import type { Section } from './section.ts';
-import { childPids, freePort, processCpuMs, startService, statusKb } from './service.ts';
+import { childPids, freePort, processCpuMs, startService, statusKb, type ServiceProcess } from './service.ts';
 import { rawSharp, workload, type Workload } from './workloads.ts';
 
 const PEERS_DIR = resolve(import.meta.dirname, 'peers');
@@ -343,6 +343,29 @@ function peersTable(results: SideResult[]): string {
   );
 }
 
+/**
+ * The start line's targets, per imgpipe POST side: large images at most 0.8× ipx's CPU, small ones at most
+ * nginx/libgd's, peak RSS at most 1.25× ipx's.
+ */
+function targetLines(results: SideResult[]): string {
+  const find = (group: string) => results.find((r) => r.side.group === group);
+  const ipx = find('ipx');
+  const nginx = find('nginx');
+  if (!ipx || !nginx) return '';
+  const ipxPeak = peakOf([ipx]);
+  const posts = results.filter((r) => r.side.label.startsWith('imgpipe POST'));
+  return table(
+    ['imgpipe POST', 'large CPU ÷ ipx (≤ 0.8)', 'small CPU ÷ nginx (≤ 1)', 'peak RSS ÷ ipx (≤ 1.25)'],
+    posts.map((r) => {
+      const large = cpuPerImage(r.bySize.large) / cpuPerImage(ipx.bySize.large);
+      const small = cpuPerImage(r.bySize.small) / cpuPerImage(nginx.bySize.small);
+      const rss = peakOf(results.filter((o) => o.side.group === r.side.group)) / ipxPeak;
+      const mark = (value: number, limit: number) => `${value.toFixed(2)}${value <= limit ? '' : ' ✗'}`;
+      return [r.side.label, mark(large, 0.8), mark(small, 1), mark(rss, 1.25)];
+    }),
+  );
+}
+
 export interface PeersOptions {
   rounds: number;
   /** Each side's time per size and round. */
@@ -363,15 +386,77 @@ export const peersOptions = (quick: boolean, budget = false): PeersOptions =>
       ? { rounds: 3, segmentMs: 1_500, warmMs: 3_000 }
       : { rounds: 3, segmentMs: 5_000, warmMs: 10_000 };
 
-/** The sides in the table's order: raw sharp, imgpipe's two ways, then the peers. */
-async function startSides(originUrl: string, limits: ProcessLimits, started: Server[]): Promise<Side[]> {
+/**
+ * The start lines `--start-lines` measures beside `serve`'s own (bin/serve-environment.js): what each setting given
+ * by the operator would cost. glibc's own arena limit is 8 per core (16 here); V8's semi-space grows to 16 MB.
+ */
+const START_LINE_ALTERNATIVES: Record<string, { GLIBC_TUNABLES: string; NODE_OPTIONS: string }> = {
+  'no settings (glibc 16 arenas, V8 16 MB semi-space)': {
+    GLIBC_TUNABLES: 'glibc.malloc.arena_max=16',
+    NODE_OPTIONS: '--max-semi-space-size=16',
+  },
+  '1 arena, 16 MB semi-space': {
+    GLIBC_TUNABLES: 'glibc.malloc.arena_max=1',
+    NODE_OPTIONS: '--max-semi-space-size=16',
+  },
+  '2 arenas, 1 MB semi-space': {
+    GLIBC_TUNABLES: 'glibc.malloc.arena_max=2',
+    NODE_OPTIONS: '--max-semi-space-size=1',
+  },
+  '1 arena, 1 MB semi-space': {
+    GLIBC_TUNABLES: 'glibc.malloc.arena_max=1',
+    NODE_OPTIONS: '--max-semi-space-size=1',
+  },
+  '2 arenas, 4 MB semi-space': {
+    GLIBC_TUNABLES: 'glibc.malloc.arena_max=2',
+    NODE_OPTIONS: '--max-semi-space-size=4',
+  },
+};
+
+const postUrl = (service: ServiceProcess, imgpipe: Server) => (size: Size, source: string) =>
+  imgpipe.request({
+    method: 'POST',
+    path: '/v1/image',
+    headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: source, operations: size.workload.operations }),
+  });
+
+async function startImgpipe(started: Server[], startLine: Record<string, string> = {}) {
   const service = await startService({
     FETCH_ALLOW_CIDRS: '127.0.0.0/8',
     MAX_CONCURRENT_JOBS: String(CONNECTIONS),
+    ...startLine,
   });
   const imgpipe = withClient(service.pid, service.origin, service.stop);
   started.push(imgpipe);
+  return { service, imgpipe };
+}
+
+/** imgpipe's POST under each alternative start line, one instance each. */
+async function startLineSides(started: Server[]): Promise<Side[]> {
+  const sides: Side[] = [];
+  for (const [name, startLine] of Object.entries(START_LINE_ALTERNATIVES)) {
+    const { service, imgpipe } = await startImgpipe(started, startLine);
+    sides.push({
+      label: `imgpipe POST, ${name}`,
+      group: name,
+      server: imgpipe,
+      fetch: postUrl(service, imgpipe),
+    });
+  }
+  return sides;
+}
+
+/** The sides in the table's order: raw sharp, imgpipe's two ways (and its start lines), then the peers. */
+async function startSides(
+  originUrl: string,
+  limits: ProcessLimits,
+  started: Server[],
+  startLines: boolean,
+): Promise<Side[]> {
+  const { service, imgpipe } = await startImgpipe(started);
   const { accountId, secret } = await secretOf(service);
+  const alternatives = startLines ? await startLineSides(started) : [];
   const ipx = await startNodePeer('ipx', ['ipx-server.mjs']);
   started.push(ipx);
   const next = await startNodePeer('next', ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1']);
@@ -401,14 +486,9 @@ async function startSides(originUrl: string, limits: ProcessLimits, started: Ser
       group: 'imgpipe POST',
       ratio: 'imgpipe-post',
       server: imgpipe,
-      fetch: (size, source) =>
-        imgpipe.request({
-          method: 'POST',
-          path: '/v1/image',
-          headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ url: source, operations: size.workload.operations }),
-        }),
+      fetch: postUrl(service, imgpipe),
     },
+    ...alternatives,
     {
       label: 'imgpipe delivery URL miss',
       group: 'imgpipe delivery',
@@ -456,6 +536,7 @@ export async function measurePeers(
   base: BaseImage,
   limits: ProcessLimits,
   options: PeersOptions,
+  startLines = false,
 ): Promise<{ method: string[]; body: string; ratios: Record<string, number> }> {
   ensurePeersInstalled();
   ensureNginx();
@@ -477,7 +558,7 @@ export async function measurePeers(
   const started: Server[] = [];
   rmSync(join(NEXT_DIST, 'cache/images'), { recursive: true, force: true });
   try {
-    const sides = await startSides(origin.url, limits, started);
+    const sides = await startSides(origin.url, limits, started, startLines);
     const results: SideResult[] = sides.map((side) => ({ side, bySize: { large: [], small: [] } }));
     // A warm-up of every side (V8's JIT, libvips' first calls, the hit sides' first miss), then the rounds.
     for (const side of sides)
@@ -490,7 +571,7 @@ export async function measurePeers(
     }
     return {
       method: methodLines(base, { large: large.length, small: small.length }, options),
-      body: peersTable(results),
+      body: `${peersTable(results)}\n\n${targetLines(results)}`,
       ratios: peerRatios(results),
     };
   } finally {
@@ -535,5 +616,6 @@ export const peersSection: Section = {
   question: 'Against the peers',
   about:
     'raw sharp, imgpipe (POST url, delivery miss/hit), ipx, Next.js image optimizer (miss/hit), nginx image_filter on one resize by URL, interleaved; installs the peers into bench/peers/ when missing (~9 min; --quick ~1 min)',
-  run: async (ctx) => measurePeers(await ctx.base(), ctx.limits, peersOptions(ctx.quick, ctx.budget)),
+  run: async (ctx) =>
+    measurePeers(await ctx.base(), ctx.limits, peersOptions(ctx.quick, ctx.budget), ctx.startLines),
 };

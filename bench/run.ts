@@ -77,6 +77,7 @@ ${Object.entries(INVESTIGATIONS)
                        default: sharp's own default (1 on glibc without jemalloc)
   --isolate MODE       the service's ISOLATE_JOBS (risky or all): all runs every job in a child process
   --megapixels LIST    in-process-bounds: the input sizes in MP (default 4,8,16)
+  --start-lines        peers: imgpipe's POST also under each alternative start line (malloc arenas, V8 semi-space)
   --synthetic          use the seeded synthetic photograph even when a Debian photo is installed
   --out FILE           markdown file to update (default BENCHMARKS.md; --quick: a temp file)`;
 
@@ -95,6 +96,7 @@ const { values: args } = parseArgs({
     isolate: { type: 'string' },
     'sharp-concurrency': { type: 'string' },
     megapixels: { type: 'string' },
+    'start-lines': { type: 'boolean', default: false },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -139,6 +141,7 @@ const ctx: BenchContext = {
   concurrency,
   workloads: args.workloads?.split(','),
   megapixels: args.megapixels?.split(',').map(Number),
+  startLines: args['start-lines'],
   serviceEnv,
   limits: limitsOf(loadConfig({ ...process.env, ...serviceEnv })),
   // The budgets were measured on the synthetic photograph: --budget always uses it, so every machine compares alike.

@@ -12,6 +12,8 @@ export interface BenchContext {
   concurrency: number;
   /** --workloads, when given: the ids a section measures instead of its own default list. */
   workloads: readonly string[] | undefined;
+  /** --start-lines (peers): imgpipe also under each alternative start line of START_LINE_ALTERNATIVES. */
+  startLines: boolean;
   /** --megapixels (in-process-bounds): the sizes to measure. */
   megapixels: readonly number[] | undefined;
   /** The service's environment set by the bench (MAX_CONCURRENT_JOBS, ISOLATE_JOBS, …). */
