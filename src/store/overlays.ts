@@ -1,4 +1,5 @@
 // Overlays (watermarks) stored per account: the image and what is listed about it. Every instance reads them here.
+import { claimName, deleteNamed, type PutNamedOutcome } from './named-per-account.ts';
 import type { Db } from './schema.ts';
 
 export interface OverlayUpload {
@@ -27,9 +28,6 @@ export interface StoredOverlay extends OverlaySummary {
   image: Buffer;
 }
 
-/** `replaced`: the name existed; `created`: a new name; `limit`: a new name beyond `maxPerAccount` (nothing stored). */
-export type PutOverlayOutcome = 'created' | 'replaced' | 'limit';
-
 const SUMMARY_COLUMNS = [
   'name',
   'format',
@@ -41,29 +39,15 @@ const SUMMARY_COLUMNS = [
   'updated_at as updatedAt',
 ] as const;
 
-/**
- * Stores the overlay under its name, replacing the image of an existing name, or refuses a new name past
- * `maxPerAccount`. The account row's write lock (a no-op UPDATE, as in subscriptions.ts) orders racing uploads of
- * one account, so the count each sees includes the others' rows.
- */
+/** Stores the overlay under its name, replacing the image of an existing name, or refuses a new name past the limit. */
 export async function putOverlay(
   db: Db,
   upload: OverlayUpload,
   maxPerAccount: number,
-): Promise<PutOverlayOutcome> {
+): Promise<PutNamedOutcome> {
   return db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('accounts')
-      .set((eb) => ({ tier: eb.ref('tier') }))
-      .where('id', '=', upload.accountId)
-      .execute();
-    const names = await trx
-      .selectFrom('overlays')
-      .select('name')
-      .where('account_id', '=', upload.accountId)
-      .execute();
-    const exists = names.some((row) => row.name === upload.name);
-    if (!exists && names.length >= maxPerAccount) return 'limit';
+    const outcome = await claimName(trx, 'overlays', upload.accountId, upload.name, maxPerAccount);
+    if (outcome === 'limit') return outcome;
     const image = {
       image: upload.image,
       format: upload.format,
@@ -78,7 +62,7 @@ export async function putOverlay(
       .values({ account_id: upload.accountId, name: upload.name, created_at: upload.now, ...image })
       .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet(image))
       .execute();
-    return exists ? 'replaced' : 'created';
+    return outcome;
   });
 }
 
@@ -125,10 +109,5 @@ export async function findOverlayHash(db: Db, accountId: string, name: string): 
 
 /** Deletes the account's overlay of that name; false when it had none. */
 export async function deleteOverlay(db: Db, accountId: string, name: string): Promise<boolean> {
-  const result = await db
-    .deleteFrom('overlays')
-    .where('account_id', '=', accountId)
-    .where('name', '=', name)
-    .executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return deleteNamed(db, 'overlays', accountId, name);
 }
