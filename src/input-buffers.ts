@@ -3,8 +3,8 @@
 // is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole heap:
 // 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap.
 //
-// Fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × MAX_KEPT_BYTES) do not. Why it stays, with
-// its figures and how to remove it: docs/performance.md.
+// Fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × MAX_KEPT_BYTES) do not. Why it
+// stays, with its figures and how to remove it: docs/performance.md.
 //
 // Rule (must not regress): a job owns its input's buffer (src/job/: it hands its pool to whoever reads the input),
 // and the buffer goes back to the pool (`give`) only through `runImageJob` (src/job/run.ts), when the job that read

@@ -29,9 +29,8 @@ function boundedInput(input: InputStructure): boolean {
 }
 
 /**
- * The outputs allowed past IN_PROCESS_MAX_PIXELS (a single-scan JPEG up to 40 MP): their encoders stream rows, so
- * memory stays about what the old bound allowed (235 MB to JPEG q100 at 40 MP of noise, 38 MB to PNG), where libwebp
- * holds the whole picture (1.2 GB at 40 MP; docs/security.md).
+ * The outputs allowed past IN_PROCESS_MAX_PIXELS (a single-scan JPEG up to 40 MP): at 40 MP of noise a JPEG q100
+ * encode peaked at 235 MB and a PNG at 38 MB, where libwebp holds the whole picture (1.2 GB; docs/security.md).
  */
 const STREAMED_OUTPUTS: ReadonlySet<string> = new Set<OutputFormat>(['jpeg', 'png']);
 
