@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
 import { avifSection } from './avif-effort.ts';
+import { cameraSection } from './camera.ts';
 import {
   compareWithBudgets,
   describeVerdicts,
@@ -36,6 +37,7 @@ import { limitsOf } from './workloads.ts';
 const PRODUCT: Record<string, Section> = {
   main: mainSection,
   scaling: scalingSection,
+  camera: cameraSection,
   avif: avifSection,
   store: storeSection,
   coldstart: coldStartSection,

@@ -7,7 +7,7 @@ import { createUrlFetcher, type UrlFetcher } from './fetch/guarded-fetch.ts';
 import { FETCH_ACCEPT } from './pipeline/formats.ts';
 import { operationsSchema } from './pipeline/operations.ts';
 import { createSlotPool, fairShare, JOB_SLOT_WAIT_MS, type SlotPool } from './scheduler.ts';
-import { createInputBuffers, FIRST_BUFFER_CAP, type InputBuffers } from './input-buffers.ts';
+import { createInputBuffers, MAX_KEPT_BYTES, type InputBuffers } from './input-buffers.ts';
 import {
   childMemoryLimitBytes,
   createIsolatedProcessor,
@@ -117,7 +117,7 @@ export async function createContext(config: Config, log: Logger = createLogger(c
     store,
     jobs,
     fetches,
-    inputBuffers: createInputBuffers(config.maxConcurrentJobs, FIRST_BUFFER_CAP),
+    inputBuffers: createInputBuffers(config.maxConcurrentJobs, MAX_KEPT_BYTES),
     fetcher,
     sources: SOURCES,
     operations: operationsSchema(config.maxResizeDimension),

@@ -3,8 +3,8 @@
 // is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole heap:
 // 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap.
 //
-// Fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × 8 MiB) do not. Why it stays, with
-// its figures and how to remove it: docs/performance.md.
+// Fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × MAX_KEPT_BYTES) do not. Why it
+// stays, with its figures and how to remove it: docs/performance.md.
 //
 // Rule (must not regress): a job owns its input's buffer (src/job/: it hands its pool to whoever reads the input),
 // and the buffer goes back to the pool (`give`) only through `runImageJob` (src/job/run.ts), when the job that read
@@ -13,6 +13,12 @@
 
 /** Most an announced Content-Length (a client's or an origin's) makes the server allocate before the bytes arrive. */
 export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
+
+/**
+ * Most bytes of a buffer kept between inputs: a 40 MP camera JPEG (9–12 MB) fits, so camera photos past
+ * FIRST_BUFFER_CAP grow into a kept buffer too (docs/performance.md).
+ */
+export const MAX_KEPT_BYTES = 16 * 1024 * 1024;
 
 /** Uploads smaller than this share node's allocation pool; reusing them would save nothing. */
 const MIN_KEPT_BYTES = 64 * 1024;
@@ -70,9 +76,11 @@ export class InputBytes {
   #buffer: Buffer;
   #size = 0;
   readonly #maxBytes: number;
+  readonly #buffers: InputBuffers | undefined;
 
   constructor(expectedBytes: number, maxBytes: number, buffers?: InputBuffers) {
     this.#maxBytes = maxBytes;
+    this.#buffers = buffers;
     const bytes = Math.max(Math.min(expectedBytes, maxBytes, FIRST_BUFFER_CAP), 1024);
     this.#buffer = buffers ? buffers.take(bytes) : Buffer.allocUnsafe(bytes);
   }
@@ -85,10 +93,11 @@ export class InputBytes {
   /** Appends a chunk; the caller has checked that the input stays within maxBytes. */
   append(chunk: Buffer): void {
     if (this.#size + chunk.length > this.#buffer.length) {
-      const grown = Buffer.allocUnsafe(
-        Math.min(this.#maxBytes, Math.max(this.#buffer.length * 2, this.#size + chunk.length)),
-      );
+      const bytes = Math.min(this.#maxBytes, Math.max(this.#buffer.length * 2, this.#size + chunk.length));
+      const grown = this.#buffers ? this.#buffers.take(bytes) : Buffer.allocUnsafe(bytes);
       this.#buffer.copy(grown, 0, 0, this.#size);
+      // Nothing but this object ever saw the smaller buffer: it goes back to the kept ones at once.
+      this.#buffers?.give(this.#buffer);
       this.#buffer = grown;
     }
     chunk.copy(this.#buffer, this.#size);

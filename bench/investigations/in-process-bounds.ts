@@ -3,6 +3,7 @@
 // and wall time of its decode alone and of the costliest allowed jobs (noise, which no codec compresses, at quality
 // 100, no resize), alone on one libvips thread, and when it ended under a 1 s sharp timeout (past 1 s: what libvips
 // could not interrupt). Run it before adding an input kind or an operation to the allow-list.
+import { readFileSync, writeFileSync } from 'node:fs';
 import sharp, { type Sharp } from 'sharp';
 import { sharpInputOptions } from '../../src/pipeline/process.ts';
 import { table } from '../report.ts';
@@ -34,13 +35,33 @@ const OUTPUTS = {
   png: (s: Sharp) => s.png(),
 };
 
-async function timed(job: () => Promise<unknown>): Promise<{ wall: number; cpu: number; error: boolean }> {
+const statusMb = (field: string) =>
+  Number(
+    new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0,
+  ) / 1024;
+
+interface Timed {
+  wall: number;
+  cpu: number;
+  error: boolean;
+  /** Peak RSS during the job above the RSS before it, MB (VmHWM reset by clear_refs). */
+  peakMb: number;
+}
+
+async function timed(job: () => Promise<unknown>): Promise<Timed> {
+  writeFileSync('/proc/self/clear_refs', '5');
+  const rss0 = statusMb('VmRSS');
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   let error = false;
   await job().catch(() => (error = true));
   const c = process.cpuUsage(c0);
-  return { wall: performance.now() - t0, cpu: (c.user + c.system) / 1000, error };
+  return {
+    wall: performance.now() - t0,
+    cpu: (c.user + c.system) / 1000,
+    error,
+    peakMb: statusMb('VmHWM') - rss0,
+  };
 }
 
 /** Every kind × output at each size, alone on one libvips thread without its cache; sharp's settings are restored. */
@@ -69,6 +90,7 @@ async function measureBounds(megapixels: readonly number[]): Promise<string> {
             output,
             Math.round(free.cpu),
             Math.round(free.wall),
+            Math.round(free.peakMb),
             stopped.error ? Math.round(stopped.wall) : 'finished',
           ]);
         }
@@ -78,7 +100,10 @@ async function measureBounds(megapixels: readonly number[]): Promise<string> {
     sharp.concurrency(threads);
     sharp.cache({ memory: cache.memory.max, files: cache.files.max, items: cache.items.max });
   }
-  return table(['input', 'MP', 'output', 'CPU ms', 'wall ms', 'wall with a 1 s timeout ms'], rows);
+  return table(
+    ['input', 'MP', 'output', 'CPU ms', 'wall ms', 'peak RSS above idle MB', 'wall with a 1 s timeout ms'],
+    rows,
+  );
 }
 
 export const inProcessBoundsSection: Section = {
@@ -92,7 +117,8 @@ export const inProcessBoundsSection: Section = {
       method: [
         `Noise (which no codec compresses) at ${megapixels.join(', ')} MP, quality 100, no resize; each job alone on one` +
           ' libvips thread without its cache, run free and again under a 1 s sharp timeout (a wall time there: what' +
-          ' libvips could not interrupt); CPU of the bench process',
+          ' libvips could not interrupt); CPU of the bench process; peak RSS of the free run above the RSS before it' +
+          ' (VmHWM, reset before each job)',
       ],
       body: await measureBounds(megapixels),
     };

@@ -104,6 +104,14 @@ export interface FormatRow {
 export const IN_PROCESS_MAX_PIXELS = 16_000_000;
 
 /**
+ * Most pixels of a single-scan baseline JPEG (what cameras and phones write) decoded in-process: libjpeg hands out
+ * each row as it decodes it, so libvips stops it at its timeout and nothing uninterruptible grows with its size. At
+ * 40 MP of noise every allowed job stopped within 0.15 s of a 1 s timeout; past IN_PROCESS_MAX_PIXELS only JPEG and
+ * PNG outputs stay here (in-process.ts; docs/security.md, with the memory of each).
+ */
+export const IN_PROCESS_MAX_SINGLE_SCAN_JPEG_PIXELS = 40_000_000;
+
+/**
  * What runs before libvips can stop anything is kept to about 0.1 s of CPU alone, so that on a loaded machine a job
  * still stops within a second of even a short deadline. Most pixels of a (single-frame) WebP decoded in-process:
  * libwebp decodes the whole image in one call, 0.1 s for 1 MP of noise at quality 100 (0.4 s at 4 MP).
@@ -164,7 +172,8 @@ export const FORMATS = {
     decoder: { by: 'libvips', loader: 'VipsForeignLoadJpeg', reportedAs: 'jpeg' },
     animates: false,
     inProcess: ({ width, height, progressive, scans }) =>
-      width * height <= IN_PROCESS_MAX_PIXELS &&
+      width * height <=
+        (!progressive && scans === 1 ? IN_PROCESS_MAX_SINGLE_SCAN_JPEG_PIXELS : IN_PROCESS_MAX_PIXELS) &&
       (!progressive || width * height * scans <= IN_PROCESS_MAX_SCAN_PIXELS),
     output: {
       accept: 'always',

@@ -17,6 +17,12 @@ export interface JpegStructure {
   /** The frame's colour components: 1 grey, 3 colour, 4 CMYK or YCCK. */
   components: number;
   /**
+   * The first scan holds every component. libjpeg then decodes a baseline JPEG from that scan alone, handing out rows
+   * as it goes (scans after it are never decoded: 2 MP of noise with its scan four times decoded in the time of
+   * one); otherwise every scan is decoded before the first row.
+   */
+  interleaved: boolean;
+  /**
    * The EXIF orientation libvips reads from the one Exif segment before the first scan (1 without one);
    * 'unclear' when more than one Exif segment or a malformed one leaves it to libexif's reading.
    */
@@ -90,7 +96,8 @@ function exifOrientation(buf: Buffer, start: number, end: number): number | 'unc
 }
 
 function walkJpeg(buf: Buffer, untilFrame: boolean): { frame: JpegFrame | undefined; scans: number } {
-  let frame: Omit<JpegFrame, 'orientation'> | undefined;
+  let frame: Omit<JpegFrame, 'orientation' | 'interleaved'> | undefined;
+  let interleaved = false;
   let scans = 0;
   let exifSegments = 0;
   let orientation: number | 'unclear' = 1;
@@ -132,6 +139,7 @@ function walkJpeg(buf: Buffer, untilFrame: boolean): { frame: JpegFrame | undefi
       orientation = exifSegments > 1 ? 'unclear' : exifOrientation(buf, at + 4, end);
     }
     if (marker === 0xda) {
+      if (frame !== undefined && scans === 0) interleaved = buf[at + 4] === frame.components;
       if (untilFrame && frame !== undefined) break;
       scans++;
       at = entropyEnd(buf, at + 2 + length);
@@ -139,7 +147,7 @@ function walkJpeg(buf: Buffer, untilFrame: boolean): { frame: JpegFrame | undefi
     }
     at += 2 + length;
   }
-  return { frame: frame && { ...frame, orientation }, scans };
+  return { frame: frame && { ...frame, orientation, interleaved }, scans };
 }
 
 const SOS = Buffer.from([0xff, 0xda]);
@@ -258,7 +266,10 @@ export interface InputStructure {
   width: number;
   height: number;
   frames: number;
-  /** JPEG only: a progressive frame, and its scans (counted up to MAX_JPEG_SCANS + 1; 1 for a baseline JPEG). */
+  /**
+   * JPEG only: a progressive frame, and its scans (counted up to MAX_JPEG_SCANS + 1; 1 for a baseline JPEG whose
+   * first scan holds every component).
+   */
   progressive: boolean;
   scans: number;
   readable: boolean;
@@ -300,9 +311,10 @@ export function readInputStructure(
 function jpegInputStructure(buf: Buffer): InputStructure | undefined {
   const frame = readJpegFrame(buf);
   if (frame === undefined) return undefined;
-  // Only a progressive JPEG's scans decide anything (a baseline one streams row by row); walking them crosses the
-  // entropy-coded data, so a baseline JPEG is not walked (hasTooManyJpegScans refuses one with too many scans).
-  const scans = frame.progressive ? jpegScanCount(buf) : 1;
+  // Walking the scans crosses the entropy-coded data, so a baseline JPEG whose first scan holds every component is
+  // not walked: that scan is the only one decoded, row by row. Every other JPEG's scans are counted
+  // (hasTooManyJpegScans has refused one with too many).
+  const scans = frame.progressive || !frame.interleaved ? jpegScanCount(buf) : 1;
   return { format: 'jpeg', ...frame, frames: 1, scans, readable: true };
 }
 

@@ -73,6 +73,19 @@ test('availability: a search (max_bytes, quality auto, format auto) runs where i
   }
 });
 
+test('availability: a camera-sized JPEG (24 MP, decoded in the main process) is stopped at the deadline', async (t) => {
+  const server = await startTestServer(t, {
+    PROCESS_TIMEOUT_MS: String(DEADLINE_MS),
+    MAX_CONCURRENT_JOBS: '1',
+    MAX_UPLOAD_BYTES: String(64_000_000),
+  });
+  // 24 MP of noise written at full size: seconds of decode and encode, stopped by libvips' timeout row by row.
+  const camera = await noiseImage(4900).jpeg({ quality: 80 }).toBuffer();
+  for (const operations of [{ format: 'jpeg', quality: 100 }, { format: 'png' }]) {
+    await assertSlotFreeInTime(server, camera, operations);
+  }
+});
+
 test('availability: an animation whose GIF screen lies about its frames runs where it is stopped at the deadline', async (t) => {
   const server = await startTestServer(t, {
     PROCESS_TIMEOUT_MS: String(DEADLINE_MS),

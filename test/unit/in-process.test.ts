@@ -5,7 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { readInputStructure, type InputStructure } from '../../src/pipeline/input-header.ts';
-import { IN_PROCESS_MAX_PIXELS, IN_PROCESS_MAX_WEBP_PIXELS } from '../../src/pipeline/formats.ts';
+import {
+  IN_PROCESS_MAX_PIXELS,
+  IN_PROCESS_MAX_SINGLE_SCAN_JPEG_PIXELS,
+  IN_PROCESS_MAX_WEBP_PIXELS,
+} from '../../src/pipeline/formats.ts';
 import { IN_PROCESS_OPERATIONS, runsInProcess } from '../../src/pipeline/in-process.ts';
 import { operationsSchema, type Operations } from '../../src/pipeline/operations.ts';
 import { inspectInput } from '../../src/pipeline/process.ts';
@@ -53,8 +57,31 @@ test('in-process: a single-frame JPEG, PNG or WebP within its measured size, res
   );
 });
 
+test('in-process: a single-scan baseline JPEG (a camera original) up to 40 MP; past it, in a child', async () => {
+  const ops: Operations = { resize: { w: 800 }, format: 'jpeg', quality: 80 };
+  assert.equal(runsInProcess(still('jpeg', 6000, 4000), ops), true, 'a 24 MP camera photo');
+  assert.equal(runsInProcess(still('jpeg', 8000, 5000), ops), true, 'the default pixel limit');
+  assert.equal(IN_PROCESS_MAX_SINGLE_SCAN_JPEG_PIXELS, 8000 * 5000);
+  assert.equal(runsInProcess(still('jpeg', 8000, 5001), ops), false);
+  // The bytes decide: a JPEG as cameras write it (its first scan holds every component) is read as one scan.
+  const camera = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: '#6a8' } })
+    .jpeg()
+    .toBuffer();
+  assert.equal(runsInProcess(readInputStructure(camera, 'jpeg'), ops), true);
+});
+
+test('in-process: past 16 MP only outputs whose encoder streams rows (JPEG, PNG); WebP holds the whole picture', () => {
+  const camera = still('jpeg', 6000, 4000);
+  assert.equal(runsInProcess(camera, {}), true, 'its own format, JPEG');
+  assert.equal(runsInProcess(camera, { format: 'png' }), true);
+  assert.equal(runsInProcess(camera, { resize: { w: 800 }, format: 'webp', quality: 80 }), false);
+  assert.equal(runsInProcess(still('jpeg', 4000, 4000), { format: 'webp' }), true, 'within 16 MP');
+});
+
 test('in-process: past its measured size an input runs in a child', () => {
-  assert.equal(runsInProcess(still('jpeg', 5000, 4000), {}), false);
+  const separateScans = { ...still('jpeg', 5000, 4000), scans: 3 };
+  assert.equal(runsInProcess(separateScans, {}), false, 'a baseline JPEG with a scan per component');
+  assert.equal(runsInProcess({ ...separateScans, width: 4000, height: 3000 }, {}), true);
   assert.ok(5000 * 4000 > IN_PROCESS_MAX_PIXELS);
   assert.equal(runsInProcess(still('png', 5000, 4000), {}), false);
   assert.equal(runsInProcess(still('webp', 1200, 1000), {}), false, 'libwebp decodes in one call');

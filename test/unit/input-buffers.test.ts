@@ -1,7 +1,7 @@
 // Input buffers are reused only once given back, only when this pool made them, and never more than it keeps.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createInputBuffers } from '../../src/input-buffers.ts';
+import { createInputBuffers, FIRST_BUFFER_CAP, InputBytes } from '../../src/input-buffers.ts';
 
 const MB = 1024 * 1024;
 
@@ -46,4 +46,20 @@ test('input buffers: at most maxKept are kept, the largest ones', () => {
   buffers.give(big);
   assert.equal(buffers.take(MB).buffer, big.buffer);
   assert.notEqual(buffers.take(MB).buffer, small.buffer);
+});
+
+test('input buffers: an input past the first buffer grows into a kept buffer, and the next such input reuses it', () => {
+  const buffers = createInputBuffers(2, 16 * MB);
+  const camera = Buffer.alloc(FIRST_BUFFER_CAP + MB, 7);
+  const read = () => {
+    const bytes = new InputBytes(camera.length, 10 * MB, buffers);
+    for (let at = 0; at < camera.length; at += MB) bytes.append(camera.subarray(at, at + MB));
+    return bytes.bytes();
+  };
+  const first = read();
+  assert.ok(first.equals(camera));
+  buffers.give(first);
+  const second = read();
+  assert.equal(second.buffer, first.buffer);
+  assert.ok(second.equals(camera));
 });

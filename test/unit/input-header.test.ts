@@ -25,6 +25,7 @@ test('JPEG scans: encoders write 1 (baseline) to about 10 (progressive) scans, f
     height: 48,
     progressive: false,
     components: 3,
+    interleaved: true,
     orientation: 1,
     scans: 1,
   });
@@ -100,6 +101,28 @@ test('JPEG scans: FF DA bytes in APPn and COM payloads or after EOI are not scan
   assert.equal(hasTooManyJpegScans(markerJpeg(MAX_JPEG_SCANS + 1, { before: [exif] })), true);
 });
 
+test('JPEG structure: a baseline JPEG whose first scan holds every component is one scan; one scan per component is counted', async () => {
+  const camera = await photo(64, 48).jpeg().toBuffer();
+  assert.deepEqual(
+    { ...readInputStructure(camera, 'jpeg') },
+    { ...readJpegFrame(camera), format: 'jpeg', frames: 1, scans: 1, readable: true },
+  );
+  // Three components, each in a scan of its own: libjpeg decodes every scan before the first row.
+  const colour = [8, 0, 48, 0, 64, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1];
+  const scanOf = (component: number) =>
+    Buffer.concat([segment(0xda, [1, component, 0x00, 0, 63, 0]), Buffer.from([0x12, 0x34])]);
+  const separate = Buffer.concat([
+    Buffer.from([0xff, 0xd8]),
+    segment(0xc0, colour),
+    scanOf(1),
+    scanOf(2),
+    scanOf(3),
+    Buffer.from([0xff, 0xd9]),
+  ]);
+  assert.equal(readJpegFrame(separate)?.interleaved, false);
+  assert.equal(readInputStructure(separate, 'jpeg')?.scans, 3);
+});
+
 test('JPEG frame: read as far as the first frame header, the one the whole walk finds', () => {
   for (const jpeg of [markerJpeg(3), markerJpeg(3, { progressive: true }), progressiveScanBomb(6300, 6300)]) {
     const { scans, ...frame } = readJpegStructure(jpeg) ?? { scans: 0 };
@@ -115,7 +138,14 @@ test('JPEG frame: read as far as the first frame header, the one the whole walk 
     oneScan.subarray(2, frameEnd),
     oneScan.subarray(-2),
   ]);
-  const frame = { width: 64, height: 48, progressive: false, components: 1, orientation: 1 };
+  const frame = {
+    width: 64,
+    height: 48,
+    progressive: false,
+    components: 1,
+    interleaved: false,
+    orientation: 1,
+  };
   assert.deepEqual(readJpegStructure(scanFirst), { ...frame, scans: 1 });
   assert.deepEqual(readJpegFrame(scanFirst), frame);
   assert.equal(readJpegFrame(Buffer.concat([oneScan.subarray(0, 2), oneScan.subarray(frameEnd)])), undefined);
