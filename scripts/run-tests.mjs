@@ -126,7 +126,7 @@ const NODE_ARGS = [
   '--import',
   './scripts/test-sync-stdio.mjs',
   '--import',
-  'tsx',
+  './scripts/test-typescript.mjs',
   '--import',
   './scripts/test-timeout.mjs',
   '--import',
