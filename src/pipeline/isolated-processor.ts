@@ -6,7 +6,7 @@ import { getPriority, setPriority } from 'node:os';
 import { apiError, type ErrorCode } from '../errors.ts';
 import { busy, processTimeout, unprocessableImage } from './errors.ts';
 import type { PipelineJob, ProcessedImage } from './process.ts';
-import { ISOLATED_CHILD_ARGS } from '../paths.ts';
+import { isolatedChildArgs } from '../paths.ts';
 
 /** A job as the parent sends it: its input arrives as bytes the child wraps in a Buffer again. */
 export type IsolatedJob = Omit<PipelineJob, 'input'> & { input: Uint8Array };
@@ -80,7 +80,7 @@ function startChild(memoryLimitBytes: number): ChildProcess {
       'ulimit -d "$0" 2>/dev/null; exec "$@"',
       String(Math.ceil(memoryLimitBytes / 1024)),
       process.execPath,
-      ...ISOLATED_CHILD_ARGS,
+      ...isolatedChildArgs(),
     ],
     { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
   );

@@ -5,18 +5,17 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildMailTestApp, type MailTestApp } from '../helpers/accounts.ts';
+import { CHROMIUM, newContext } from '../helpers/browser.ts';
 import { linkOf } from '../helpers/smtp-sink.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 const PHONE = { width: 390, height: 844 };
 
 interface Journey {
   env: MailTestApp;
   base: string;
-  browser: Browser;
   page: Page;
   shot(name: string): Promise<void>;
 }
@@ -35,12 +34,7 @@ async function startJourney(
   const base = await app.app.listen({ port: 0, host: '127.0.0.1' });
   // Links in mails and redirects use PUBLIC_BASE_URL; the port is known only now.
   app.ctx.config.publicBaseUrl = base;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const context = await newContext(t, { viewport: { width: 1100, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
   const problems: string[] = [];
@@ -57,7 +51,7 @@ async function startJourney(
       fullPage: true,
     });
   };
-  return { env: app, base, browser, page, shot };
+  return { env: app, base, page, shot };
 }
 
 /** The single-use link of the newest mail to `to`, waiting for it in the SMTP sink. */

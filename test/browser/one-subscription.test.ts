@@ -6,10 +6,10 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 import { billingHarness, requestSessionKey, type BillingHarness } from '../helpers/billing.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 const WIDTHS = { desktop: { width: 1100, height: 900 }, phone: { width: 390, height: 844 } } as const;
 const EMAIL = 'plans@example.org';
@@ -19,12 +19,7 @@ async function openBrowserPage(
   h: BillingHarness,
   viewport: { width: number; height: number },
 ) {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const page = await (await browser.newContext({ viewport })).newPage();
+  const page = await newPage(t, { viewport });
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(err.message));
   page.on('console', (msg) => {

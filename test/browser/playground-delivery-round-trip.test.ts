@@ -3,15 +3,15 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { deliveryUrl, type DeliveryUrlOptions } from '@imgpipe/client';
 import { buildTestApp } from '../helpers/app.ts';
+import { CHROMIUM, newContext, newPage } from '../helpers/browser.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { listen } from '../helpers/http-client.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PHOTO = `${CORPUS_DIR}Landscape_1.jpg`;
 
 /** Two settings of the whole form: between them every control takes a value other than its default. */
@@ -103,12 +103,7 @@ test('playground: with every option of the form set, the copied delivery URL ans
     payload: mark,
   });
   assert.equal(stored.statusCode, 201, stored.body);
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1200, height: 1300 } });
+  const context = await newContext(t, { viewport: { width: 1200, height: 1300 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
   const problems: string[] = [];
@@ -236,12 +231,7 @@ test('playground: "Copy as delivery URL" writes the JS client\'s deliveryUrl for
   const { origin, testApp, base, secret } = await playgroundServer(t);
   const settings = await testApp.app.inject({ url: '/v1/delivery', headers: testApp.auth });
   const { accountId } = settings.json() as { accountId: string };
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage();
+  const page = await newPage(t);
   const source = origin.url('/photo.jpg');
   for (const [setForm, options] of SAME_OUTPUT) {
     await page.goto(`${base}/`);

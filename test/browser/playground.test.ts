@@ -2,21 +2,12 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
+import { CHROMIUM, newContext, newPage } from '../helpers/browser.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { listen } from '../helpers/http-client.ts';
 import { startOrigin as startImageOrigin } from '../helpers/origin.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 test('playground: upload a corpus image as webp 300 wide; the result, its headers, quota and curl line show', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -25,9 +16,7 @@ test('playground: upload a corpus image as webp 300 wide; the result, its header
   }
   const testApp = await buildTestApp(t);
   const base = await listen(testApp.app);
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1200, height: 1100 } });
+  const page = await newPage(t, { viewport: { width: 1200, height: 1100 } });
   const external: string[] = [];
   page.on('request', (req) => {
     if (!req.url().startsWith(base) && !req.url().startsWith('blob:') && !req.url().startsWith('data:')) {
@@ -80,9 +69,7 @@ const SHOTS = 'test-output/';
 async function openPlayground(t: TestContext, env: Record<string, string> = {}) {
   const testApp = await buildTestApp(t, env);
   const base = await listen(testApp.app);
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  t.after(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1200, height: 1100 } });
+  const context = await newContext(t, { viewport: { width: 1200, height: 1100 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
   const problems: string[] = [];
@@ -293,9 +280,7 @@ test('docs: /docs renders every endpoint of /openapi.json in Chromium without le
   }
   const testApp = await buildTestApp(t);
   const base = await listen(testApp.app);
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  t.after(() => browser.close());
-  const page = await browser.newPage();
+  const page = await newPage(t);
   const external: string[] = [];
   page.on('request', (req) => {
     if (!req.url().startsWith(base) && !req.url().startsWith('data:')) external.push(req.url());

@@ -5,11 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
 import { buildMailTestApp, requestLink } from '../helpers/accounts.ts';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 const DESKTOP = { width: 1100, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -31,9 +31,7 @@ async function launch(t: import('node:test').TestContext) {
     return undefined;
   }
   mkdirSync(SHOTS, { recursive: true });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: DESKTOP });
+  const page = await newPage(t, { viewport: DESKTOP });
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(err.message));
   page.on('console', (msg) => {

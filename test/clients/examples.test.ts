@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { EXAMPLE_FILES } from '../../src/http/openapi-examples.ts';
 import { startTestServer } from '../helpers/app.ts';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 import { startOrigin } from '../helpers/origin-server.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -127,8 +128,6 @@ test('examples: docs/examples.md and /docs show every example verbatim', async (
   }
 });
 
-const CHROMIUM = '/usr/bin/chromium';
-
 for (const language of ['curl', 'js', 'python']) {
   test(`examples (${language}): placeholder writes the WebP and a page that paints the placeholder, then the image`, async (t) => {
     const missing = missingTool(language);
@@ -145,13 +144,7 @@ for (const language of ['curl', 'js', 'python']) {
     const html = readFileSync(join(dir, 'page.html'), 'utf8');
     assert.ok(html.includes(`atob('${thumbHash}')`) && html.includes(`background:${color}`), html);
     if (!existsSync(CHROMIUM)) return;
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
-    t.after(() => browser.close());
-    const page = await browser.newPage();
+    const page = await newPage(t);
     // The image is held back: the page must show the placeholder first.
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
