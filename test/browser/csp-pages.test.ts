@@ -2,10 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildMailTestApp, requestLink } from '../helpers/accounts.ts';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = new URL('../../test-output/', import.meta.url);
 
 function watchProblems(page: Page): string[] {
@@ -32,8 +32,6 @@ test('security headers: /docs, a guide, the playground, /pricing, the verify pag
     body: JSON.stringify({ tier: 'starter', email: 'csp@example.org' }),
   });
   const checkoutPath = new URL(((await checkout.json()) as { url: string }).url).pathname;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.after(() => browser.close());
 
   const pages: Array<{ name: string; path: string; ready: string }> = [
     { name: 'docs', path: '/docs', ready: '.swagger-ui .opblock' },
@@ -44,7 +42,7 @@ test('security headers: /docs, a guide, the playground, /pricing, the verify pag
     { name: 'local-checkout', path: checkoutPath, ready: 'button' },
   ];
   for (const { name, path, ready } of pages) {
-    const page = await browser.newPage();
+    const page = await newPage(t);
     const problems = watchProblems(page);
     const res = await page.goto(base + path);
     assert.match(res?.headers()['content-security-policy'] ?? '', /frame-ancestors 'none'/, name);
@@ -55,7 +53,7 @@ test('security headers: /docs, a guide, the playground, /pricing, the verify pag
   }
 
   // The verify page's script runs under its own hash-based policy: the button still shows the key.
-  const verify = await browser.newPage();
+  const verify = await newPage(t);
   const problems = watchProblems(verify);
   await verify.goto(base + verifyPath);
   await verify.click('#go');

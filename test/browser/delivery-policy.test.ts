@@ -4,13 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import sharp from 'sharp';
-import { chromium, type Browser } from 'playwright-core';
 import { deliverySignedPart } from '../../src/delivery/url.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { listen } from '../helpers/http-client.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
 test('delivery policy in the browser: /account saves and ends the policy; an unsigned URL inside it loads in a page', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -26,12 +24,7 @@ test('delivery policy in the browser: /account saves and ends the policy; an uns
   const { accountId } = (await testApp.app.inject({ url: '/v1/delivery', headers: testApp.auth })).json() as {
     accountId: string;
   };
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage();
+  const page = await newPage(t);
 
   await page.goto(`${base}/account`);
   await page.fill('#key', testApp.key);

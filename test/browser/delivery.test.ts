@@ -4,12 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import sharp from 'sharp';
-import { chromium, type Browser } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
 import { listen } from '../helpers/http-client.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
 test('delivery in the browser: /account shows a new secret once and saves origins; the playground copies a working delivery URL', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -22,12 +20,7 @@ test('delivery in the browser: /account shows a new secret once and saves origin
   const origin = await startOrigin(t, (_req, res) => sendImage(res, photo));
   const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
   const base = await listen(testApp.app);
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage();
+  const page = await newPage(t);
 
   await page.goto(`${base}/account`);
   await page.fill('#key', testApp.key);

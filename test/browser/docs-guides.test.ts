@@ -4,10 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
 test('docs guides: from /docs to /docs/delivery, then its link to the signing secrets of /docs/security', async (t) => {
@@ -18,12 +17,7 @@ test('docs guides: from /docs to /docs/delivery, then its link to the signing se
   mkdirSync(SHOTS, { recursive: true });
   const { app } = await buildTestApp(t);
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(t, { viewport: { width: 1280, height: 900 } });
   const problems: string[] = [];
   page.on('console', (msg) => {
     if (msg.type() === 'error' || /Content Security Policy/i.test(msg.text())) problems.push(msg.text());

@@ -6,10 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { chromium } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
 test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url, a valid operations example) and shows the image, on whichever address /docs was opened', async (t) => {
@@ -31,12 +30,7 @@ test('docs: Try it out on POST /v1/image with a file works as pre-filled (no url
       .jpeg()
       .toBuffer(),
   );
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1200, height: 1600 } });
+  const page = await newPage(t, { viewport: { width: 1200, height: 1600 } });
   await page.goto(`${docsOrigin}/docs`);
   await page.locator('.swagger-ui .opblock').first().waitFor();
   await page.click('button.authorize');

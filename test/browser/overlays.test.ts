@@ -7,11 +7,10 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { chromium, type Browser } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
 import { listen } from '../helpers/http-client.ts';
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
 test('overlays in the browser: /account stores, lists and deletes one; the playground places it and paints the placeholder', async (t) => {
@@ -38,12 +37,7 @@ test('overlays in the browser: /account stores, lists and deletes one; the playg
       .jpeg()
       .toBuffer(),
   );
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const page = await newPage(t, { viewport: { width: 1100, height: 900 } });
 
   await page.goto(`${base}/account`);
   await page.fill('#key', testApp.key);

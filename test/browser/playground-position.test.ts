@@ -2,13 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { listen } from '../helpers/http-client.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'];
+import { CHROMIUM, newPage } from '../helpers/browser.ts';
 
 test('playground: cover with position attention crops to the box and shows position in the curl line', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -17,9 +14,7 @@ test('playground: cover with position attention crops to the box and shows posit
   }
   const testApp = await buildTestApp(t);
   const base = await listen(testApp.app);
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1200, height: 1100 } });
+  const page = await newPage(t, { viewport: { width: 1200, height: 1100 } });
   await page.goto(`${base}/`);
   await page.fill('#key', testApp.key);
   await page.setInputFiles('#file', `${CORPUS_DIR}Landscape_1.jpg`);
