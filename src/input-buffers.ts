@@ -1,15 +1,17 @@
 // owns: reading a job's input (an upload, multipart file part or raw body, or a fetched body) into one buffer, and the
-// one performance device of that path: reusing those buffers once the job that read one has stopped. Every new buffer
-// is an ArrayBuffer that V8 counts as external memory, and each 64 MB of it starts a full mark of the whole heap:
-// 2.4 MB uploads paid one every 25 requests, at a cost that grows with the service's heap.
-//
-// Fresh buffers wait for a full mark, the kept ones (at most MAX_CONCURRENT_JOBS × MAX_KEPT_BYTES) do not. Why it
-// stays, with its figures and how to remove it: docs/performance.md.
+// two performance devices of that path, both against full marks of the whole heap (V8 counts every ArrayBuffer as
+// external memory, and enough of it starts one: 2.4 MB uploads paid one every 25 requests, camera photos one every
+// 2–3, at a cost that grows with the service's heap): reusing those buffers once the job that read one has stopped
+// (fresh buffers wait for a full mark, the kept ones, at most MAX_CONCURRENT_JOBS × MAX_KEPT_BYTES, do not), and a
+// scavenge after every few MB of input, which frees the socket chunks the bytes arrived in (scavengeReadChunks). Why
+// they stay, with their figures and how to remove them: docs/performance.md.
 //
 // Rule (must not regress): a job owns its input's buffer (src/job/: it hands its pool to whoever reads the input),
 // and the buffer goes back to the pool (`give`) only through `runImageJob` (src/job/run.ts), when the job that read
 // it has stopped (sharp settled, or the child answered or was killed); an answer is always sharp's output, never the
 // input. Otherwise the next input overwrites one still being read.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 /** Most an announced Content-Length (a client's or an origin's) makes the server allocate before the bytes arrive. */
 export const FIRST_BUFFER_CAP = 8 * 1024 * 1024;
@@ -33,11 +35,45 @@ export interface InputBuffers {
   give(input: Buffer): void;
 }
 
+/** Input bytes read between two scavenges of their socket chunks (scavengeReadChunks). */
+const SCAVENGE_EVERY_BYTES = 4 * 1024 * 1024;
+
+type Gc = (options: { type: 'minor' }) => void;
+
+/** V8's gc(), taken from a fresh context so the service's own global stays without it. */
+function v8Gc(): Gc {
+  const exposed = (globalThis as { gc?: Gc }).gc;
+  if (exposed) return exposed;
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as Gc;
+  setFlagsFromString('--no-expose-gc');
+  return gc;
+}
+
+/**
+ * Counts input bytes given back and runs a scavenge after every SCAVENGE_EVERY_BYTES. Each socket chunk an input
+ * arrived in is its own young ArrayBuffer, freed only by a scavenge, and one request allocates too few young objects
+ * to start one: a camera photo's chunks stayed counted as external memory, which V8 adds to the old generation's
+ * size, and a full mark (main thread and helper threads) ran every 2–3 photos. A scavenge of the 1 MB young
+ * generation costs about a millisecond; it cut 15–20 % of the service's CPU per 12–24 MP photo (docs/performance.md).
+ */
+function scavengeReadChunks(): (bytes: number) => void {
+  const gc = v8Gc();
+  let since = 0;
+  return (bytes) => {
+    since += bytes;
+    if (since < SCAVENGE_EVERY_BYTES) return;
+    since = 0;
+    gc({ type: 'minor' });
+  };
+}
+
 /** At most `maxKept` buffers of at most `maxBytes` each are kept between inputs; the largest win. */
 export function createInputBuffers(maxKept: number, maxBytes: number): InputBuffers {
   const kept: Buffer[] = [];
   // Only a buffer this pool handed out comes back: any other may share its memory with something still in use.
   const handedOut = new WeakSet<ArrayBufferLike>();
+  const read = scavengeReadChunks();
   return {
     take(bytes) {
       let best = -1;
@@ -51,6 +87,7 @@ export function createInputBuffers(maxKept: number, maxBytes: number): InputBuff
       return buffer;
     },
     give(input) {
+      read(input.length);
       const whole = input.buffer;
       if (!handedOut.has(whole) || input.byteOffset !== 0 || whole.byteLength > maxBytes) return;
       if (kept.some((buffer) => buffer.buffer === whole)) return;
