@@ -387,21 +387,25 @@ export const peersOptions = (quick: boolean, budget = false): PeersOptions =>
       : { rounds: 3, segmentMs: 5_000, warmMs: 10_000 };
 
 /**
- * The start lines `--start-lines` measures beside `serve`'s own (bin/serve-environment.js: the thread pool, glibc's
- * malloc arenas and V8's semi-space at their defaults): caps an operator short of memory might set.
+ * The start lines `--start-lines` measures beside `serve`'s own (bin/serve-environment.js): what each setting given
+ * by the operator would cost. glibc's own arena limit is 8 per core (16 here); V8's semi-space grows to 16 MB.
  */
 const START_LINE_ALTERNATIVES: Record<string, { GLIBC_TUNABLES: string; NODE_OPTIONS: string }> = {
-  '1 arena, 1 MB semi-space': {
+  'no settings (glibc 16 arenas, V8 16 MB semi-space)': {
+    GLIBC_TUNABLES: 'glibc.malloc.arena_max=16',
+    NODE_OPTIONS: '--max-semi-space-size=16',
+  },
+  '1 arena, 16 MB semi-space': {
     GLIBC_TUNABLES: 'glibc.malloc.arena_max=1',
-    NODE_OPTIONS: '--max-semi-space-size=1',
+    NODE_OPTIONS: '--max-semi-space-size=16',
   },
   '2 arenas, 1 MB semi-space': {
     GLIBC_TUNABLES: 'glibc.malloc.arena_max=2',
     NODE_OPTIONS: '--max-semi-space-size=1',
   },
-  '1 arena, 16 MB semi-space': {
+  '1 arena, 1 MB semi-space': {
     GLIBC_TUNABLES: 'glibc.malloc.arena_max=1',
-    NODE_OPTIONS: '--max-semi-space-size=16',
+    NODE_OPTIONS: '--max-semi-space-size=1',
   },
   '2 arenas, 4 MB semi-space': {
     GLIBC_TUNABLES: 'glibc.malloc.arena_max=2',

@@ -17,7 +17,7 @@ export interface ServiceProcess {
   pid: number;
   origin: string;
   apiKey: string;
-  /** UV_THREADPOOL_SIZE, GLIBC_TUNABLES and NODE_OPTIONS as the server runs with them, for a floor that runs alike. */
+  /** UV_THREADPOOL_SIZE and GLIBC_TUNABLES as the server runs with them, for a floor that runs alike. */
   launchEnvironment: Record<string, string>;
   /** CPU of the server and its child processes so far, in milliseconds (processCpuMs). */
   cpuMs(): number;
@@ -118,8 +118,8 @@ export async function startService(
   const added = serveEnvironmentFor(given);
   const launchEnvironment = {
     UV_THREADPOOL_SIZE: added.UV_THREADPOOL_SIZE ?? given.UV_THREADPOOL_SIZE ?? '4',
-    GLIBC_TUNABLES: given.GLIBC_TUNABLES ?? '',
-    NODE_OPTIONS: given.NODE_OPTIONS ?? '',
+    GLIBC_TUNABLES: added.GLIBC_TUNABLES ?? given.GLIBC_TUNABLES ?? '',
+    NODE_OPTIONS: added.NODE_OPTIONS ?? given.NODE_OPTIONS ?? '',
   };
   // The planted slowdown (bench/budget.ts) runs inside the service, so its CPU counts on the service's side.
   const planted = process.env.IMGPIPE_BENCH_PLANTED_SLOWDOWN
@@ -140,7 +140,7 @@ export async function startService(
         LOG_LEVEL: 'warn',
         QUOTA_FREE: '1000000000',
         ...env,
-        // What `npm start` and the Dockerfile set before Node starts (the thread pool).
+        // What `npm start` and the Dockerfile set before Node starts (thread pool, malloc arenas, semi-space).
         ...added,
       },
       stdio: [

@@ -188,19 +188,23 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const server = await starting;
-  warnOfMissingEnvironment(server.ctx.log, process.env);
+  warnOfMissingEnvironment(server.ctx.log, process.env, process.execArgv);
   process.stderr.write(startupSummary(server.ctx.config.publicBaseUrl, server.devKey, config));
 }
 
 /**
- * A warning when the start line lacks the thread pool `serve` needs (bin/serve-environment.js): libuv read it before
- * this process ran, so only the operator can set it.
+ * One warning per variable that libuv, glibc or V8 read before this process ran and that its start line lacks
+ * (bin/serve-environment.js): set so late, it would have no effect, so only the operator can set it.
  */
-export function warnOfMissingEnvironment(log: Pick<Logger, 'warn'>, env: NodeJS.ProcessEnv): void {
-  for (const [name, value] of Object.entries(serveEnvironmentFor(env))) {
+export function warnOfMissingEnvironment(
+  log: Pick<Logger, 'warn'>,
+  env: NodeJS.ProcessEnv,
+  execArgv: string[] = [],
+): void {
+  for (const [name, value] of Object.entries(serveEnvironmentFor(env, execArgv))) {
     log.warn(
       { variable: name, recommended: value, current: env[name] ?? null },
-      `${name} is not set as serve needs it: start with ${name}=${value} (README, "Starting the server")`,
+      `${name} is not set as serve needs it: start with ${name}=${/\s/.test(value) ? `"${value}"` : value} (README, "Starting the server")`,
     );
   }
 }

@@ -1,5 +1,6 @@
 // `imgpipe serve` is one process: it runs with the environment its start line gives it (`npm start` sets the thread
-// pool), and warns when that is missing (bin/serve-environment.js).
+// pool, glibc's malloc arenas and V8's semi-space size), and warns once for each of them that is missing
+// (bin/serve-environment.js).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -7,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { threadPoolSizeFor } from '../../bin/serve-environment.js';
+import { glibcTunablesFor, nodeOptionsFor, threadPoolSizeFor } from '../../bin/serve-environment.js';
 import { startServe } from '../helpers/process.ts';
 import { killOnExit } from '../helpers/spawned.ts';
 
@@ -28,13 +29,17 @@ const childrenOf = (pid: number): string[] =>
 
 /** The value of `name` in the environment `pid` was started with, as Linux shows it. */
 function startEnvironment(pid: number, name: string): string | undefined {
-  const entry = readFileSync(`/proc/${pid}/environ`, 'latin1')
-    .split('\0')
-    .find((kv) => kv.startsWith(`${name}=`));
-  return entry?.slice(name.length + 1);
+  const environ = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+  const at = environ.findIndex((kv) => kv.startsWith(`${name}=`));
+  if (at < 0) return undefined;
+  // glibc parses GLIBC_TUNABLES in place, writing NUL over each ':', so its pairs follow as separate entries.
+  const parts = [environ[at]?.slice(name.length + 1)];
+  for (let i = at + 1; name === 'GLIBC_TUNABLES' && environ[i]?.startsWith('glibc.'); i++)
+    parts.push(environ[i]);
+  return parts.join(':');
 }
 
-test('npm start: one node process serves, started with the thread pool and no malloc or V8 caps, and no warning', async (t) => {
+test('npm start: one node process serves, started with the thread pool, the malloc arenas and the semi-space size, and no warning', async (t) => {
   if (!existsSync('/proc/self/task')) return t.skip('needs Linux /proc');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -70,12 +75,12 @@ test('npm start: one node process serves, started with the thread pool and no ma
   assert.deepEqual(childrenOf(npm.pid as number), [String(server)], "the server is npm's only child");
   assert.deepEqual(childrenOf(server), [], 'and it serves alone');
   assert.equal(startEnvironment(server, 'UV_THREADPOOL_SIZE'), String(threadPoolSizeFor({})));
-  assert.equal(startEnvironment(server, 'GLIBC_TUNABLES'), undefined);
-  assert.equal(startEnvironment(server, 'NODE_OPTIONS'), undefined);
+  assert.equal(startEnvironment(server, 'GLIBC_TUNABLES'), glibcTunablesFor({}));
+  assert.equal(startEnvironment(server, 'NODE_OPTIONS'), nodeOptionsFor({}));
   assert.doesNotMatch(output, /is not set as serve needs it/);
 });
 
-test('serve without UV_THREADPOOL_SIZE: it serves, with one warning naming the value to set', async (t) => {
+test('serve without UV_THREADPOOL_SIZE, GLIBC_TUNABLES and NODE_OPTIONS: it serves, with one warning for each naming the value to set', async (t) => {
   const server = await startServe({
     DATA_DIR: dataDir(t),
     PORT: '0',
@@ -93,7 +98,11 @@ test('serve without UV_THREADPOOL_SIZE: it serves, with one warning naming the v
     .map((line) => JSON.parse(line) as { level: number; pid: number; variable: string; recommended: string });
   assert.deepEqual(
     warnings.map((w) => [w.level, w.variable, w.recommended]),
-    [[40, 'UV_THREADPOOL_SIZE', '10']],
+    [
+      [40, 'UV_THREADPOOL_SIZE', '10'],
+      [40, 'GLIBC_TUNABLES', 'glibc.malloc.arena_max=4'],
+      [40, 'NODE_OPTIONS', nodeOptionsFor({})],
+    ],
   );
   assert.equal(warnings[0]?.pid, server.child.pid, 'the spawned process is the one that serves');
 });
