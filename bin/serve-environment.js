@@ -1,12 +1,9 @@
 // The environment `imgpipe serve` should start with: libuv sizes its thread pool at its first use, which the ESM
-// loader makes before the entry's first line runs, and glibc reads its tunables before any code runs, so neither can
-// be set from inside. The operator's start line sets them (the Dockerfile's ENV, compose.yaml, `npm start`, the
-// README's start line); `serve` warns once at start-up for each one that is missing or short (src/main.ts).
-// Measured figures for each: BENCHMARKS.md, "Memory". What stays here gains at least 2 % on some workload (CPU per
-// image or peak RSS). Measured and dropped: --initial-old-space-size=128 (no mark-compact with or without it in 350
-// requests by URL and 60 uploads of 3000×2000 now that upload buffers are kept, and the same peak RSS) and
-// --no-allocation-site-pretenuring (-1.7 % CPU on 100 kB uploads, under the bar; no RSS difference), so `serve`
-// takes none of them. It takes one V8 flag, through NODE_OPTIONS (SEMI_SPACE_FLAG).
+// loader makes before the entry's first line runs, glibc reads its tunables and V8 sizes its heap before any code
+// runs, so none can be set from inside. The operator's start line sets them (the Dockerfile's ENV, compose.yaml,
+// `npm start`, the README's start line); `serve` warns once at start-up for each one that is missing or short
+// (src/main.ts). Why each value, with its figures: docs/performance.md, "The start line"; the settings measured and
+// dropped: BENCHMARKS.md, "Memory".
 
 const positive = (value, fallback) => {
   const n = Number(value);
@@ -16,9 +13,8 @@ const positive = (value, fallback) => {
 /**
  * The thread pool `serve` needs: one thread per image job (sharp runs each on a pool thread) and two for file,
  * decompression and one-label name lookups; never below libuv's default of 4, never above its limit of 1024.
- * Fetches need none: their names are resolved on the event loop (src/fetch/host-resolver.ts). Each thread more costs
- * CPU: libuv hands a job to whichever idle thread wakes, so jobs land on colder threads (a small image by URL cost
- * 5–6 % more CPU with 8 threads than with 4 in three A/B runs, BENCHMARKS.md "Against the peers").
+ * Fetches need none: their names are resolved on the event loop (src/fetch/host-resolver.ts). No more than that:
+ * libuv hands a job to whichever idle thread wakes, so more threads mean colder ones.
  */
 export function threadPoolSizeFor(env) {
   const jobs = positive(env.MAX_CONCURRENT_JOBS, 2);
@@ -26,15 +22,10 @@ export function threadPoolSizeFor(env) {
 }
 
 /**
- * glibc's malloc arenas, one per two job slots. By default glibc gives each thread that allocates its own arena, up
- * to 8 per core, and each keeps what its thread freed: libvips runs on every libuv pool thread in turn, so under the
- * peers workload (3000×2000 JPEG by URL to 800 px, and 640×427 to 320 px, 2 connections) the server peaked at
- * 283–299 MB against 235 MB with 2 arenas, at the same CPU per image. One arena for the default 2 job slots peaked
- * lower again (183–187 MB against 195–209 alone; in the peers run of 2026-11-27 with the semi-space below, 175 MB
- * against 209–217 with 2 arenas and 4 MB, and ipx's 190–192). Its CPU is within 1 % of two arenas' now that
- * libvips' operation cache is off (src/pipeline/process.ts): a small image by URL 6.68 against 6.70 ms, 9 alternating
- * rounds; with the cache on, one arena cost 4–7 % more. Measured only at 2 job slots: more slots keep one arena per
- * two so their threads do not queue on one lock. BENCHMARKS.md, "Memory".
+ * glibc's malloc arenas, one per two job slots. By default glibc gives each allocating thread its own arena (up to 8
+ * per core), each keeping what its thread freed, and libvips runs on every pool thread in turn: without the cap
+ * libvips' memory goes back to the kernel and faults in again on every large image, which costs CPU as well as
+ * memory. Measured only at 2 job slots: more slots keep one arena per two so their threads do not queue on one lock.
  */
 export function mallocTunablesFor(env) {
   return { 'glibc.malloc.arena_max': String(Math.ceil(positive(env.MAX_CONCURRENT_JOBS, 2) / 2)) };
@@ -55,12 +46,10 @@ export function glibcTunablesFor(env) {
 }
 
 /**
- * V8's young generation, capped at 1 MB per semi-space (Node 20's default lets it grow to 16, and start-up alone
- * grows it there: 32 MB of the idle server's 75 MB heap). A young ArrayBuffer's memory is freed only by a scavenge,
- * and a fetched 2.4 MB source arrives in some 40 socket chunks, each its own ArrayBuffer: between scavenges they
- * pile up outside the heap. Under the peers workload the server peaked at 200 MB with 4 MB (221–246 MB with the
- * default), and the most ArrayBuffer memory alive at once fell from 39–44 MB at 4 MB to 15–17 MB at 1 MB (CPU: with
- * the arena count above). V8 reads it when it creates the heap, so only the start line can give it.
+ * V8's young generation, capped at 1 MB per semi-space (start-up alone grows Node 20's default to 16): a young
+ * ArrayBuffer's memory is freed only by a scavenge, and a fetched source arrives in dozens of socket chunks, each its
+ * own ArrayBuffer, which pile up outside the heap between scavenges. V8 reads it when it creates the heap, so only
+ * the start line can give it.
  */
 export const SEMI_SPACE_FLAG = '--max-semi-space-size=1';
 
