@@ -31,7 +31,10 @@ test('delivery in the browser: /account shows a new secret once and saves origin
   await page.waitForSelector('#delivery-new:not([hidden])');
   const secret = (await page.textContent('#delivery-new-value')) ?? '';
   assert.match(secret, /^imgpd_[A-Za-z0-9_-]{43}$/);
-  assert.match((await page.textContent('#delivery-secret-state')) ?? '', /^created /);
+  // The panel reloads the account's delivery settings after showing the secret: the state follows.
+  await page.waitForFunction(() =>
+    /^created /.test(document.getElementById('delivery-secret-state')?.textContent ?? ''),
+  );
   await page.fill('#delivery-origins', origin.url('/').replace(/\/$/, ''));
   await page.click('#delivery-origins-form button[type=submit]');
   await page.waitForSelector('#delivery-status.ok');

@@ -2,6 +2,7 @@
 // image at the copied URL (fetched by the browser, with its own Accept) is byte for byte the answer of the POST.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
@@ -136,8 +137,12 @@ test('playground: with every option of the form set, the copied delivery URL ans
         for (const field of Object.keys(value)) sentPaths.add(`${key}.${field}`);
     }
 
+    // The POST of this form: one the page sent before (while the form was being set) may still be answering.
     const posted = page.waitForResponse(
-      (r) => r.url().endsWith('/v1/image') && r.request().method() === 'POST',
+      (r) =>
+        r.url().endsWith('/v1/image') &&
+        r.request().method() === 'POST' &&
+        isDeepStrictEqual((r.request().postDataJSON() as { operations?: unknown }).operations, operations),
     );
     await page.click('#run');
     const postResponse = await posted;
