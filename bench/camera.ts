@@ -23,7 +23,7 @@ const OPERATIONS: Operations = {
   quality: 80,
   strip: true,
 };
-/** The goals of issue 56: the service's CPU per camera photo over raw sharp's. */
+/** The goals: the service's CPU per camera photo over raw sharp's. */
 const GOAL = { upload: 1.25, url: 1.35 };
 
 interface Camera {

@@ -1,5 +1,5 @@
 // A delivery URL's image has the colour the plain path gives, whichever format the Accept header lets it choose: a
-// CMYK source is converted with its own profile on the search that picks among AVIF and WebP too (issue 52).
+// CMYK source is converted with its own profile on the search that picks among AVIF and WebP too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';

@@ -1,4 +1,4 @@
-// The colour an image comes out with does not depend on the path it takes (issue 52): CMYK converted with its own
+// The colour an image comes out with does not depend on the path it takes: CMYK converted with its own
 // profile, grey kept grey with its profile where the output holds it, 16-bit PNG kept 16-bit, on the plain path,
 // with strip false, through the output searches (quality auto, format auto, max_bytes) and with a placeholder.
 import { test } from 'node:test';
