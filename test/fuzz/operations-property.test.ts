@@ -28,7 +28,7 @@ const isIntIn = (v: unknown, min: number, max: number) =>
 const onlyKeys = (v: Record<string, unknown>, keys: string[]) =>
   Object.keys(v).every((k) => keys.includes(k));
 
-/** api.md's operations and resize tables, written independently of the zod schema. */
+/** The operations and resize rules of docs/images.md, written independently of the zod schema. */
 function oracleAccepts(v: unknown): boolean {
   if (!isObject(v) || !onlyKeys(v, ['resize', 'format', 'quality', 'strip'])) return false;
   if ('format' in v && !(OUTPUT_FORMATS as readonly unknown[]).includes(v.format)) return false;
@@ -89,7 +89,7 @@ const operationsLike = fc.record(
 );
 const anyOperations = fc.oneof(operationsLike, fc.jsonValue(), fc.dictionary(fc.string(), fc.jsonValue()));
 
-test('operations: any JSON value is accepted exactly when api.md says it is valid, else invalid_operations', () => {
+test('operations: any JSON value is accepted exactly when docs/images.md says it is valid, else invalid_operations', () => {
   fc.assert(
     fc.property(anyOperations, (value) => {
       const result = outcome(() => validateOperations(schema, value));

@@ -1,11 +1,11 @@
 // Checks that an answer of POST /v1/image is one the API documents: a 200 image, or a JSON error whose code
-// is in ERROR_CODES with that exact status and in api.md's POST /v1/image table. Also a bounded wait for inject.
+// is in ERROR_CODES with that exact status and in the route's status table (IMAGE_STATUS_TABLE). Also a bounded wait for inject.
 import assert from 'node:assert/strict';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.ts';
 import { IMAGE_STATUS_TABLE } from '../../src/http/routes/image.ts';
 
-/** The codes of api.md "Status codes, POST /v1/image" (internal_error excluded on purpose). */
+/** The codes of the status table of POST /v1/image (internal_error excluded on purpose). */
 export const IMAGE_ENDPOINT_CODES: ReadonlySet<string> = new Set<ErrorCode>(
   IMAGE_STATUS_TABLE.filter((code) => code !== 'internal_error'),
 );

@@ -1,5 +1,5 @@
-// What api.md accepts answers as it documents, and what it rejects stays rejected: how an upload's bytes are read,
-// the JPEG scan limit, and the operations object beside the names operator-contract §9 adds.
+// What the API accepts answers as docs/images.md documents, and what it rejects stays rejected: how an upload's bytes are read,
+// the JPEG scan limit, and the operations object beside the operations added beside them (rotate, grayscale…).
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,7 +36,7 @@ function withCommentOfSosBytes(jpeg: Buffer, pairs: number): Buffer {
   return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xfe]), length, payload, jpeg.subarray(2)]);
 }
 
-test('an upload api.md accepts answers the same 200, headers and bytes whether its body comes in one piece or in 1 KiB chunks', async (t) => {
+test('an upload the API accepts answers the same 200, headers and bytes whether its body comes in one piece or in 1 KiB chunks', async (t) => {
   const app = await buildTestApp(t);
   const form = imageForm(corpus('Landscape_1.jpg'), { resize: { w: 200 } });
   const whole = await post(app, form.payload, form.headers);
@@ -59,7 +59,7 @@ test('a JPEG whose comment holds more than 100 FF DA byte pairs but which has on
   assert.equal(res.headers['x-service-operations'], 'format=jpeg,quality=80,strip');
 });
 
-test('what api.md rejects stays rejected: a body ending inside the image is 400 bad_upload, a JPEG of 101 scans 422, both refunded', async (t) => {
+test('what the API rejects stays rejected: a body ending inside the image is 400 bad_upload, a JPEG of 101 scans 422, both refunded', async (t) => {
   const app = await buildTestApp(t);
   const form = imageForm(corpus('Landscape_1.jpg'), {});
   assertError(
@@ -110,7 +110,7 @@ test('uploads read into buffers that earlier uploads used answer exactly as in a
   }
 });
 
-test('what api.md rejects stays rejected once uploads reuse buffers: over MAX_UPLOAD_BYTES 413, an empty or cut body 400, none counted', async (t) => {
+test('what the API rejects stays rejected once uploads reuse buffers: over MAX_UPLOAD_BYTES 413, an empty or cut body 400, none counted', async (t) => {
   const app = await buildTestApp(t, { MAX_UPLOAD_BYTES: '400000' });
   const good = imageForm(corpus('rgb-to-gbr-test.jpg'), { resize: { w: 300 } });
   assert.equal((await post(app, good.payload, good.headers)).statusCode, 200, 'a buffer is now kept');
@@ -128,7 +128,7 @@ test('what api.md rejects stays rejected once uploads reuse buffers: over MAX_UP
   assert.equal(after.headers['x-service-quota-remaining'], '998', 'only the two 200s were counted');
 });
 
-test('an api.md request answers its documented operations summary; a top-level key outside api.md and §9 stays 400 invalid_operations, a §9 name is accepted', async (t) => {
+test('a basic request answers its documented operations summary; an unknown top-level key stays 400 invalid_operations, an added operation is accepted', async (t) => {
   const app = await buildTestApp(t);
   const jpeg = corpus('hopper.jpg');
   const send = (operations: unknown) => {

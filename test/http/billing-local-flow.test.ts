@@ -1,4 +1,4 @@
-// The local payment provider over HTTP (contract §4): hosted checkout page, Pay, key once, portal, tier changes;
+// The local payment provider over HTTP: hosted checkout page, Pay, key once, portal, tier changes;
 // and the /pricing page that starts it all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

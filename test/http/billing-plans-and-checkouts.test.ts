@@ -1,4 +1,4 @@
-// Plans and checkouts (operator contract §5), on both providers: a stranger who knows an address can
+// Plans and checkouts (docs/accounts.md), on both providers: a stranger who knows an address can
 // change nothing of its account (tier unchanged or raised, nothing cancelled, no key and no account facts, one
 // mail to the address), and the owner's checkout with the key changes the plan up and down.
 import { describe, test, type TestContext } from 'node:test';

@@ -1,4 +1,4 @@
-// DEV_KEY at start (operator contract §4) against a real store: every start makes DEV_KEY dev@localhost's active key
+// DEV_KEY at start (docs/accounts.md) against a real store: every start makes DEV_KEY dev@localhost's active key
 // and says what it did (seeded, already active, re-activated) and which key of dev@localhost that revoked, or says
 // why not. The whole journey through real processes: test/net/dev-key.test.ts.
 import { describe, test } from 'node:test';

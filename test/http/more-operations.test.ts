@@ -1,4 +1,4 @@
-// The operations every peer has (contract §9 "More operations"), on real images, through POST /v1/image and
+// The operations every peer has (trim, crop, rotate, blur…), on real images, through POST /v1/image and
 // through a delivery URL: each row checks the geometry and the pixels of what is sent, and that the headers and
 // /v1/image/info's prediction say the same size.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// The dev key's lifecycle as a new user meets it (operator contract §4, §6), through real processes: `npm start`
+// The dev key's lifecycle as a new user meets it (docs/accounts.md), through real processes: `npm start`
 // (imgpipe serve) without and with DEV_KEY, and `imgpipe keys create` for dev@localhost. Every start says what it
 // did with DEV_KEY and which key of dev@localhost that revoked (each case against a store: test/http/dev-key.test.ts);
 // keys create says on stderr which key it revoked, stdout staying the key alone.

@@ -1,4 +1,4 @@
-// api.md and operator-contract rules on how requests are read, the empty url field included.
+// The API's rules on how requests are read, the empty url field included.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';

@@ -1,4 +1,4 @@
-// api.md resize rule 3: resize never enlarges, in every fit, with one side given or both (fast-check properties).
+// Resize never enlarges, in every fit, with one side given or both (fast-check properties).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

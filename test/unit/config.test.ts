@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { looksLikeApiKey } from '../../src/accounts/api-key.ts';
 
-test('config: defaults are those of operator-contract §3', () => {
+test('config: defaults are those docs/configuration.md states', () => {
   const c = loadConfig({});
   assert.equal(c.port, 3000);
   assert.equal(c.host, '127.0.0.1');

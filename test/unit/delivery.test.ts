@@ -119,7 +119,7 @@ test('delivery url: every operation written as URL options parses back to the sa
   assert.equal(back.normalisedOptions, formatDeliveryOptions(options));
 });
 
-test('delivery url: the operations of contract §9 written as URL options parse back to the same operations', () => {
+test('delivery url: the operations every peer has, written as URL options parse back to the same operations', () => {
   const cases: [Record<string, unknown>, string][] = [
     [
       {

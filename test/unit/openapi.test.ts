@@ -40,7 +40,7 @@ after(async () => {
 });
 const build = () => openApiDocument(app, ctx) as unknown as Doc;
 
-/** api.md's endpoints and operator-contract §5, method and path. */
+/** The public endpoints, method and path. */
 const PUBLIC_ENDPOINTS = [
   'post /v1/image',
   'post /v1/signup',
@@ -84,7 +84,7 @@ test('openapi: the validator rejects a broken copy (the validation test can fail
   await assert.rejects(SwaggerParser.validate(broken as never));
 });
 
-test('openapi: every public endpoint of api.md and operator-contract §5 is documented', () => {
+test('openapi: every public endpoint is documented', () => {
   const doc = build();
   const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.keys(ops).map((m) => `${m} ${path}`),
@@ -102,13 +102,13 @@ test('openapi: every documented error code exists in ERROR_CODES under its statu
   }
 });
 
-test("openapi: POST /v1/image lists every error code of api.md's table", () => {
+test('openapi: POST /v1/image lists every error code of its status table', () => {
   const codes = documentedCodes(build().paths['/v1/image']!.post!);
-  const apiMdCodes = [...IMAGE_ENDPOINT_CODES, 'internal_error'];
-  for (const code of apiMdCodes) assert.ok(codes.has(code), `${code} is not documented`);
+  const tableCodes = [...IMAGE_ENDPOINT_CODES, 'internal_error'];
+  for (const code of tableCodes) assert.ok(codes.has(code), `${code} is not documented`);
 });
 
-test('openapi: the other endpoints list the codes api.md gives them', () => {
+test('openapi: the other endpoints list the codes documented for them', () => {
   const paths = build().paths;
   assert.ok(documentedCodes(paths['/v1/signup']!.post!).has('rate_limited'));
   const verify = documentedCodes(paths['/v1/signup/verify']!.get!);

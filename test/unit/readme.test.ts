@@ -1,5 +1,6 @@
 // The README and docs/ as a newcomer reads them: the error table is the registry's, each operation's example says
-// the same in JSON and as delivery URL options, links resolve in the repo.
+// the same in JSON and as delivery URL options, links resolve in the repo; and no file of src/ or test/ sends a reader
+// to a specification the repository does not hold.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -63,6 +64,24 @@ test('README and docs/: every relative link resolves inside the repository; no f
       `${file} names a file outside the repository`,
     );
   }
+});
+
+/** The code and test files below `dir`, as paths from the repository's root. */
+function codeFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return path === join('test', 'fixtures') ? [] : codeFiles(path);
+    return /\.(ts|mjs|js)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+test('src/ and test/: no comment or test name cites a specification file outside the repository', () => {
+  const outside = /\bapi\.md\b|operator[- ]contract|\bcontract §|\.\.\/shared\//;
+  const self = join('test', 'unit', 'readme.test.ts');
+  const citing = [...codeFiles('src'), ...codeFiles('test')]
+    .filter((file) => file !== self)
+    .filter((file) => outside.test(readFileSync(join(ROOT, file), 'utf8')));
+  assert.deepEqual(citing, [], 'say the rule, or name the guide of docs/ that states it');
 });
 
 test('README: the errors section points to the error table', () => {

@@ -1,4 +1,4 @@
-// The local payment provider's hosted pages (contract §4), registered only when STRIPE_SECRET_KEY is unset.
+// The local payment provider's hosted pages, registered only when STRIPE_SECRET_KEY is unset.
 // Pay and every portal change deliver their signed events to the same handler as POST /v1/billing/webhook.
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
