@@ -141,38 +141,41 @@ for (const dialect of DIALECTS) {
         assert.equal(code(res.body), 'signature_required');
       }
     });
+
+    test('delivery CORS: 200, 304 and error answers carry Access-Control-Allow-Origin * and expose their X-Service-* headers; key endpoints do not', async (t) => {
+      const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.0/8' }, 'free', { dialect });
+      const origin = await startOrigin(t, (_req, res) => sendImage(res, photo, 'image/png'));
+      const { accountId, secret } = await withPolicy(testApp, origin.url);
+      const url = deliveryPath(accountId, secret, origin.url('/photos/a.png'), { w: 64 });
+      const ok = await testApp.app.inject({ url });
+      assert.equal(ok.statusCode, 200, ok.body);
+      const exposedOk = String(ok.headers['access-control-expose-headers']).split(', ');
+      assert.equal(ok.headers['access-control-allow-origin'], '*');
+      for (const name of ['X-Service-Cache', 'X-Service-Output-Width', 'X-Service-Operations']) {
+        assert.ok(exposedOk.includes(name), `${name} in ${exposedOk.join(', ')}`);
+      }
+      const notModified = await testApp.app.inject({
+        url,
+        headers: { 'if-none-match': String(ok.headers.etag) },
+      });
+      assert.equal(notModified.statusCode, 304);
+      assert.equal(notModified.headers['access-control-allow-origin'], '*');
+      assert.ok(String(notModified.headers['access-control-expose-headers']).includes('X-Service-Cache'));
+      for (const [bad, status] of [
+        [`${url}x`, 403],
+        [publicUrl(accountId, origin.url('/photos/a.png'), { h: 1 }), 403],
+        [`/v1/u/${accountId}/_/w:64/%E0%A4%A`, 400],
+      ] as const) {
+        const refused = await testApp.app.inject({ url: bad });
+        assert.equal(refused.statusCode, status, bad);
+        assert.equal(refused.headers['access-control-allow-origin'], '*');
+      }
+      for (const path of ['/v1/delivery', '/v1/delivery/policy', '/v1/presets', '/v1/account']) {
+        const api = await testApp.app.inject({ url: path, headers: testApp.auth });
+        assert.equal(api.statusCode, 200, path);
+        assert.equal(api.headers['access-control-allow-origin'], undefined, path);
+        assert.equal(api.headers['access-control-expose-headers'], undefined, path);
+      }
+    });
   });
 }
-
-test('delivery CORS: 200, 304 and error answers carry Access-Control-Allow-Origin * and expose their X-Service-* headers; key endpoints do not', async (t) => {
-  const testApp = await buildTestApp(t, { FETCH_ALLOW_CIDRS: '127.0.0.1/8' });
-  const origin = await startOrigin(t, (_req, res) => sendImage(res, photo, 'image/png'));
-  const { accountId, secret } = await withPolicy(testApp, origin.url);
-  const url = deliveryPath(accountId, secret, origin.url('/photos/a.png'), { w: 64 });
-  const ok = await testApp.app.inject({ url });
-  assert.equal(ok.statusCode, 200, ok.body);
-  const exposedOk = String(ok.headers['access-control-expose-headers']).split(', ');
-  assert.equal(ok.headers['access-control-allow-origin'], '*');
-  for (const name of ['X-Service-Cache', 'X-Service-Output-Width', 'X-Service-Operations']) {
-    assert.ok(exposedOk.includes(name), `${name} in ${exposedOk.join(', ')}`);
-  }
-  const notModified = await testApp.app.inject({
-    url,
-    headers: { 'if-none-match': String(ok.headers.etag) },
-  });
-  assert.equal(notModified.statusCode, 304);
-  assert.equal(notModified.headers['access-control-allow-origin'], '*');
-  assert.ok(String(notModified.headers['access-control-expose-headers']).includes('X-Service-Cache'));
-  for (const [bad, status] of [
-    [`${url}x`, 403],
-    [publicUrl(accountId, origin.url('/photos/a.png'), { h: 1 }), 403],
-    [`/v1/u/${accountId}/_/w:64/%E0%A4%A`, 400],
-  ] as const) {
-    const refused = await testApp.app.inject({ url: bad });
-    assert.equal(refused.statusCode, status, bad);
-    assert.equal(refused.headers['access-control-allow-origin'], '*');
-  }
-  const api = await testApp.app.inject({ url: '/v1/delivery', headers: testApp.auth });
-  assert.equal(api.statusCode, 200);
-  assert.equal(api.headers['access-control-allow-origin'], undefined);
-});
