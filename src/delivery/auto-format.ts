@@ -1,8 +1,14 @@
 // owns: the operations of `f:auto` once the input is known: the concrete output format (PNG keeps alpha where JPEG
 // cannot; WebP keeps an animation's frames), or format "auto" over several accepted candidates.
 import sharp from 'sharp';
-import { FRAMES_OUTPUT, legacyOutput, sniffImageFormat, type OutputFormat } from '../pipeline/formats.ts';
-import { readHeifStructure } from '../pipeline/heif-structure.ts';
+import { CHILD_DECODERS } from '../pipeline/child-decoders.ts';
+import {
+  FRAMES_OUTPUT,
+  isChildDecoded,
+  legacyOutput,
+  sniffImageFormat,
+  type OutputFormat,
+} from '../pipeline/formats.ts';
 import { decoderInput } from '../pipeline/input-header.ts';
 import type { Operations } from '../pipeline/operations.ts';
 import { planOutput } from '../pipeline/probe.ts';
@@ -30,9 +36,9 @@ export async function autoOutputFormat(
   }
   if (fallback !== 'legacy') return fallback;
   inspectInput(input, {}, limits);
-  const format = sniffImageFormat(input);
-  // A HEIC's alpha is known from its boxes (libvips never reads a HEIC in this process).
-  if (format === 'heic') return legacyOutput(readHeifStructure(input).hasAlpha);
+  const format = sniffImageFormat(input)!;
+  // The alpha of an input decoded in the children is known from its structure (libvips never reads it here).
+  if (isChildDecoded(format)) return legacyOutput(CHILD_DECODERS[format].structure(input).hasAlpha);
   const meta = await sharp(decoderInput(input, format), sharpInputOptions(limits.maxInputPixels))
     .metadata()
     .catch(() => undefined);

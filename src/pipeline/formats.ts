@@ -1,7 +1,7 @@
 // owns: the image formats, one row each: how its bytes are recognised, what decodes it and whether a job with it may
 // run in the main process; for an output its encoder and settings, quality model and search margins, alpha, frames,
 // colour depths, and how an Accept header names it. Every format switch reads this table: adding a format is one row
-// plus its encoder (CONTRIBUTING.md, "Adding a format").
+// plus its encoder, or its decoder in the children (child-decoders.ts; CONTRIBUTING.md, "Adding a format").
 import type { AvifOptions, Sharp } from 'sharp';
 import { JPEG_WEBP_SAMPLE, SAMPLE, type QualityModel, type SampleShape } from './auto-quality.ts';
 import { HEIF_BRANDS, heifBrands, readHeifStructure } from './heif-structure.ts';
@@ -34,11 +34,20 @@ export interface InputExtent {
 
 /**
  * Who decodes an input: a libvips loader (unblocked at start; its metadata must name `reportedAs`), a decoder that
- * runs only in the killable children before libvips sees pixels, or nobody yet (422 with `refused`).
+ * runs only in the killable children before libvips sees pixels (its entry in child-decoders.ts; libvips then reads
+ * what it hands over as `reportedAs`), or nobody yet (422 with `refused`).
  */
 export type Decoder =
   | { by: 'libvips'; loader: string; reportedAs: string }
-  | { by: 'children'; reportedAs: string }
+  | {
+      by: 'children';
+      reportedAs: string;
+      /**
+       * How libvips' loader of another row names this coding in its metadata's `compression`, for a file sniffed as
+       * that row because its structure could not be read: refused as this format, never decoded by libvips.
+       */
+      libvipsCompression?: string;
+    }
   | { by: 'none'; refused: string };
 
 /** How an output is searched for a perceptual target (output-search.ts). */
@@ -305,7 +314,7 @@ export const FORMATS = {
     title: 'HEIC',
     magic: (b) => heifKind(b) === 'heic',
     // libheif in WebAssembly (heif-decode.ts), in the children only; libvips then reads a PNG of its pixels.
-    decoder: { by: 'children', reportedAs: 'png' },
+    decoder: { by: 'children', reportedAs: 'png', libvipsCompression: 'hevc' },
     animates: false,
   },
 } satisfies Record<string, FormatRow>;
@@ -317,6 +326,8 @@ type RowsWhere<Shape> = { [K in InputFormat]: (typeof FORMATS)[K] extends Shape 
 export type OutputFormat = RowsWhere<{ output: OutputRule }>;
 /** The formats a decoder reads (the others are recognised only to be refused by name). */
 export type DecodedFormat = Exclude<InputFormat, RowsWhere<{ decoder: { by: 'none' } }>>;
+/** The formats decoded only in the killable children (each has its decoder in child-decoders.ts). */
+export type ChildDecodedFormat = RowsWhere<{ decoder: { by: 'children' } }>;
 
 const ROWS = Object.entries(FORMATS) as [InputFormat, FormatRow][];
 
@@ -392,6 +403,23 @@ export const ACCEPTED_LOADERS: readonly string[] = [
 /** True when a decoder reads the format (the others are recognised only to be refused by name). */
 export function isDecoded(format: InputFormat): format is DecodedFormat {
   return formatRow(format).decoder.by !== 'none';
+}
+
+/** True when the format is decoded only in the killable children, by its entry in child-decoders.ts. */
+export function isChildDecoded(format: InputFormat): format is ChildDecodedFormat {
+  return formatRow(format).decoder.by === 'children';
+}
+
+/**
+ * The format decoded in the children whose coding libvips' own loader reports as `compression` (its row's
+ * `libvipsCompression`), in a file sniffed as another row because its structure could not be read; else undefined.
+ */
+export function childCodingReadByLibvips(compression: string | undefined): ChildDecodedFormat | undefined {
+  if (compression === undefined) return undefined;
+  const format = ROWS.find(
+    ([, { decoder }]) => decoder.by === 'children' && decoder.libvipsCompression === compression,
+  )?.[0];
+  return format !== undefined && isChildDecoded(format) ? format : undefined;
 }
 
 /** Why an input no decoder reads is refused before any decoder runs (422). No row is refused so today. */

@@ -1,11 +1,43 @@
-// owns: decoding HEIC (HEVC-coded HEIF) with libheif compiled to WebAssembly (libheif-js), only in an isolated child,
-// into a PNG that libvips reads: the primary image's pixels, upright, with its ICC profile, EXIF and XMP.
+// owns: HEIC's decoder in the children (child-decoders.ts): its structure as the server refuses it before any
+// decoder, and decoding HEIC (HEVC-coded HEIF) with libheif compiled to WebAssembly (libheif-js), only in an isolated
+// child, into a PNG that libvips reads: the primary image's pixels, upright, with its ICC profile, EXIF and XMP.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { crc32, deflateSync } from 'node:zlib';
 import { isApiError } from '../errors.ts';
 import { undecodableImage } from './errors.ts';
-import type { HeifStructure } from './heif-structure.ts';
+import { HeifStructureError, readHeifStructure, type HeifStructure } from './heif-structure.ts';
+
+/**
+ * Most tiles of a HEIC's grid. Cameras write a few hundred at most (an iPhone's 48 MP photo: 192 tiles of 512×512);
+ * each tile is a decode of its own, and a grid may name one small tile thousands of times.
+ */
+export const MAX_HEIC_TILES = 1024;
+
+/**
+ * A HEIC's item structure, read from its boxes before any decoder runs, refused where it must not be decoded (422):
+ * unreadable or truncated, a primary image not coded in HEVC, or a grid of more than MAX_HEIC_TILES tiles. The limits
+ * of every input (its pixels, its images as frames) are probe.ts'.
+ */
+export function heicStructure(input: Buffer): HeifStructure {
+  let structure: HeifStructure;
+  try {
+    structure = readHeifStructure(input);
+  } catch (err) {
+    if (err instanceof HeifStructureError) throw undecodableImage('heic', err.message, err);
+    throw err;
+  }
+  if (structure.codec !== 'hevc') {
+    throw undecodableImage('heic', `its primary image is a ${structure.primaryType} item, not HEVC-coded`);
+  }
+  if (structure.tiles > MAX_HEIC_TILES) {
+    throw undecodableImage(
+      'heic',
+      `its grid has ${structure.tiles} tiles, more than the ${MAX_HEIC_TILES} this server decodes (cameras write a few hundred at most)`,
+    );
+  }
+  return structure;
+}
 
 /** The parts of libheif-js' embind interface used here (its own types are not exported by the package). */
 interface HeifError {

@@ -9,17 +9,20 @@ import {
   unprocessableImage,
   unterminatedTiffText,
 } from './errors.ts';
-import { HeifStructureError, readHeifStructure, type HeifStructure } from './heif-structure.ts';
+import { CHILD_DECODERS, type ChildStructure } from './child-decoders.ts';
 import {
+  childCodingReadByLibvips,
   decodedAsSniffed,
   defaultOutputFormat,
   formatRow,
   FRAMES_OUTPUT,
   keepsAlpha,
   outputRule,
+  isChildDecoded,
   isDecoded,
   refusal,
   sniffImageFormat,
+  type ChildDecodedFormat,
   type DecodedFormat,
   type InputFormat,
   type OutputFormat,
@@ -155,53 +158,36 @@ export function checkTiffText(input: Buffer, format: InputFormat): void {
 }
 
 /**
- * Most tiles of a HEIC's grid. Cameras write a few hundred at most (an iPhone's 48 MP photo: 192 tiles of 512×512);
- * each tile is a decode of its own, and a grid may name one small tile thousands of times.
+ * The structure of an input decoded in the children, read by its decoder (which refuses what it must not decode,
+ * 422 naming the format), held to the limits of every input: no pixels (422), more images than MAX_ANIMATION_FRAMES
+ * (413, as a TIFF's pages). Its pixels are checked by checkChildPixels.
  */
-export const MAX_HEIC_TILES = 1024;
-
-/**
- * A HEIC's item structure, read from its boxes before any decoder runs, refused where it must not be decoded:
- * unreadable or truncated, a primary image not coded in HEVC, or a grid of more than MAX_HEIC_TILES tiles (422);
- * more images than MAX_ANIMATION_FRAMES (413, as a TIFF's pages). Its pixels are checked by checkHeicPixels.
- */
-export function heicStructure(input: Buffer, limits: FrameLimits): HeifStructure {
-  let structure: HeifStructure;
-  try {
-    structure = readHeifStructure(input);
-  } catch (err) {
-    if (err instanceof HeifStructureError) throw undecodableImage('heic', err.message, err);
-    throw err;
-  }
-  if (structure.codec !== 'hevc') {
-    throw undecodableImage('heic', `its primary image is a ${structure.primaryType} item, not HEVC-coded`);
-  }
-  if (structure.tiles > MAX_HEIC_TILES) {
-    throw undecodableImage(
-      'heic',
-      `its grid has ${structure.tiles} tiles, more than the ${MAX_HEIC_TILES} this server decodes (cameras write a few hundred at most)`,
-    );
-  }
+export function childStructure(
+  format: ChildDecodedFormat,
+  input: Buffer,
+  limits: FrameLimits,
+): ChildStructure {
+  const structure = CHILD_DECODERS[format].structure(input);
   if (structure.width < 1 || structure.height < 1) throw unprocessableImage('The image has no pixels');
   checkFrameCount(structure.images, limits);
   return structure;
 }
 
 /**
- * MAX_INPUT_PIXELS for a HEIC, from its boxes: what the decoder makes, the image or, for a grid, its tiles together
- * (they may reach past the image's edges), whichever is more (413).
+ * MAX_INPUT_PIXELS for an input decoded in the children, from its structure: what the decoder makes, the image or
+ * its coded pictures together (a grid's tiles may reach past the image's edges), whichever is more (413).
  */
-export function checkHeicPixels(structure: HeifStructure, limits: FrameLimits): void {
+export function checkChildPixels(structure: ChildStructure, limits: FrameLimits): void {
   const pixels = Math.max(structure.width * structure.height, structure.codedPixels);
   if (pixels > limits.maxInputPixels) throw tooManyPixels(undefined, limits.maxInputPixels);
 }
 
-/** A HEIC's facts from its boxes alone: libvips never reads a HEIC in the server's process. */
-function heicFacts(input: Buffer, limits: FrameLimits): ImageFacts {
-  const structure = heicStructure(input, limits);
+/** The facts of an input decoded in the children, from its structure alone: libvips never reads it in this process. */
+function childFacts(format: ChildDecodedFormat, input: Buffer, limits: FrameLimits): ImageFacts {
+  const structure = childStructure(format, input, limits);
   const transposed = structure.orientation >= 5;
   return {
-    format: 'heic',
+    format,
     width: transposed ? structure.height : structure.width,
     height: transposed ? structure.width : structure.height,
     orientation: structure.orientation,
@@ -212,7 +198,7 @@ function heicFacts(input: Buffer, limits: FrameLimits): ImageFacts {
     metadata: {
       exif: structure.exif !== undefined,
       xmp: structure.xmp !== undefined,
-      iptc: false,
+      iptc: structure.iptc !== undefined,
       icc: structure.icc !== undefined,
     },
   };
@@ -281,7 +267,7 @@ export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InS
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (!isDecoded(format)) throw unprocessableImage(refusal(format));
-  if (format === 'heic') return heicFacts(input, limits);
+  if (isChildDecoded(format)) return childFacts(format, input, limits);
   checkTiffText(input, format);
   const maxFrames = limits.maxAnimationFrames ?? DEFAULT_MAX_ANIMATION_FRAMES;
   checkFrameCount(readInputStructure(input, format, maxFrames)?.frames ?? 1, limits);
@@ -297,8 +283,10 @@ export async function probeImage(input: Buffer, limits: FrameLimits, inSlot: InS
   if (!decodedAsSniffed(format, meta.format)) {
     throw unprocessableImage(`The file starts like ${format} but is not a ${format} image`);
   }
-  // HEVC read by libvips' loader: sniffed as AVIF by its brands because its boxes could not be read here.
-  if (meta.compression === 'hevc') throw undecodableImage('heic', 'its item structure could not be read');
+  // A coding decoded only in the children, read by libvips' loader: sniffed as another format (HEVC as AVIF, by its
+  // brands) because its structure could not be read here.
+  const misread = childCodingReadByLibvips(meta.compression);
+  if (misread !== undefined) throw undecodableImage(misread, 'its item structure could not be read');
   const frames = Math.max(1, meta.pages ?? 1);
   // Read as one page, width and height are one frame's.
   const width = meta.width ?? 0;

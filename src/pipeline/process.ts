@@ -9,7 +9,7 @@ import {
   undecodableImage,
   unprocessableImage,
 } from './errors.ts';
-import { decodeHeic } from './heif-decode.ts';
+import { CHILD_DECODERS } from './child-decoders.ts';
 import {
   decoderInput,
   hasTooManyJpegScans,
@@ -20,11 +20,14 @@ import {
 } from './input-header.ts';
 import {
   ACCEPTED_LOADERS,
+  childCodingReadByLibvips,
   decodedAsSniffed,
+  isChildDecoded,
   isDecoded,
   outputRule,
   refusal,
   sniffImageFormat,
+  type ChildDecodedFormat,
   type InputFormat,
   type OutputFormat,
 } from './formats.ts';
@@ -32,13 +35,13 @@ import type { Operations } from './operations.ts';
 import { DEFAULT_QUALITY } from './operations/encode.ts';
 import { PHASES, type SourceInfo, type StepContext } from './operations/entry.ts';
 import {
+  checkChildPixels,
   checkDecodeLimits,
   checkFrameCount,
   checkFramesOperations,
-  checkHeicPixels,
   checkTiffText,
+  childStructure,
   DEFAULT_MAX_ANIMATION_FRAMES,
-  heicStructure,
   planOutput,
   type FrameLimits,
   type OutputPlan,
@@ -137,8 +140,9 @@ export function sharpInputOptions(maxInputPixels: number): SharpOptions {
 
 /**
  * What a job's input is, from its bytes alone (one linear walk, no libvips call), refusing what must never reach a
- * decoder: not an accepted image (422), a JPEG with too many scans or a HEIC whose boxes refuse it (422), more
- * frames than MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS over the frames that would be decoded (413).
+ * decoder: not an accepted image (422), a JPEG with too many scans or an input decoded in the children whose
+ * structure its decoder refuses (422), more frames than MAX_ANIMATION_FRAMES or more pixels than MAX_INPUT_PIXELS
+ * over the frames that would be decoded (413).
  * Undefined for an input whose structure is not walked (AVIF) or could not be read.
  */
 export function inspectInput(
@@ -149,7 +153,7 @@ export function inspectInput(
   const format = sniffImageFormat(input);
   if (format === undefined) throw unprocessableImage(NOT_AN_ACCEPTED_IMAGE);
   if (!isDecoded(format)) throw unprocessableImage(refusal(format));
-  if (format === 'heic') return heicInputStructure(input, limits);
+  if (isChildDecoded(format)) return childInputStructure(format, input, limits);
   if (format === 'jpeg' && hasTooManyJpegScans(input)) {
     throw unprocessableImage(tooManyJpegScans(MAX_JPEG_SCANS));
   }
@@ -166,23 +170,26 @@ export function inspectInput(
   return structure;
 }
 
-/** A HEIC's structure, as inspectInput answers it: one frame (the primary image) of its stored size. */
-function heicInputStructure(input: Buffer, limits: FrameLimits): InputStructure {
-  const structure = heicStructure(input, limits);
-  checkHeicPixels(structure, limits);
+/**
+ * The structure of an input decoded in the children, as inspectInput answers it: one frame (the primary image, all
+ * its decoder makes) of its stored size.
+ */
+function childInputStructure(format: ChildDecodedFormat, input: Buffer, limits: FrameLimits): InputStructure {
+  const structure = childStructure(format, input, limits);
+  checkChildPixels(structure, limits);
   const { width, height } = structure;
-  return { format: 'heic', width, height, frames: 1, progressive: false, scans: 0, readable: true };
+  return { format, width, height, frames: 1, progressive: false, scans: 0, readable: true };
 }
 
 /**
- * The bytes every libvips call of a job reads (input-header.ts' decoderInput), and a HEIC's pixels decoded here, in
- * the isolated child (heif-decode.ts refuses anywhere else), as a PNG with its profile and metadata.
+ * The bytes every libvips call of a job reads (input-header.ts' decoderInput), and the pixels of an input decoded in
+ * the children decoded here, in the isolated child (its decoder refuses anywhere else), with its profile and metadata.
  */
 function libvipsInput(input: Buffer, format: InputFormat, limits: FrameLimits): Buffer {
-  if (format !== 'heic') return decoderInput(input, format);
-  const structure = heicStructure(input, limits);
-  checkHeicPixels(structure, limits);
-  return decodeHeic(input, structure);
+  if (!isChildDecoded(format)) return decoderInput(input, format);
+  const structure = childStructure(format, input, limits);
+  checkChildPixels(structure, limits);
+  return CHILD_DECODERS[format].decode(input, structure);
 }
 
 /**
@@ -344,8 +351,10 @@ async function readInput(run: Run): Promise<ReadInput> {
   if (!decodedAsSniffed(format, header.format)) {
     throw unprocessableImage(`The file starts like ${format} but is not a ${format} image`);
   }
-  // HEVC read by libvips' loader: sniffed as AVIF by its brands because its boxes could not be read here.
-  if (header.compression === 'hevc') throw undecodableImage('heic', 'its item structure could not be read');
+  // A coding decoded only in the children, read by libvips' loader: sniffed as another format (HEVC as AVIF, by its
+  // brands) because its structure could not be read here.
+  const misread = childCodingReadByLibvips(header.compression);
+  if (misread !== undefined) throw undecodableImage(misread, 'its item structure could not be read');
   const width = header.width ?? 0;
   const height = header.height ?? 0;
   if (width < 1 || height < 1) throw unprocessableImage('The image has no pixels');

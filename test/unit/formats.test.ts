@@ -1,16 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { negotiateFormat } from '../../src/delivery/negotiate.ts';
+import { CHILD_DECODERS } from '../../src/pipeline/child-decoders.ts';
 import {
   AUTO_FORMAT_CANDIDATES,
+  childCodingReadByLibvips,
   DECODED_FORMATS,
   decodedAsSniffed,
   defaultOutputFormat,
   FETCH_ACCEPT,
   formatRow,
   FRAMES_OUTPUT,
+  isChildDecoded,
   OUTPUT_FORMATS,
   outputRule,
   sniffImageFormat,
@@ -63,9 +68,56 @@ test('formats table: the fetch Accept and f:auto negotiation follow its preferen
 
 test('formats table: HEIC is an input only, decoded in the children (its decoder hands libvips a PNG)', () => {
   assert.deepEqual(DECODED_FORMATS, ['jpeg', 'png', 'webp', 'avif', 'gif', 'tiff', 'heic']);
-  assert.deepEqual(formatRow('heic').decoder, { by: 'children', reportedAs: 'png' });
+  assert.deepEqual(formatRow('heic').decoder, {
+    by: 'children',
+    reportedAs: 'png',
+    libvipsCompression: 'hevc',
+  });
   assert.equal(formatRow('heic').output, undefined);
   assert.equal(formatRow('heic').inProcess, undefined);
+});
+
+test('formats table: HEVC that libvips reads in a file sniffed as AVIF is refused as HEIC, no other coding is', () => {
+  assert.equal(childCodingReadByLibvips('hevc'), 'heic');
+  assert.equal(childCodingReadByLibvips('av1'), undefined);
+  assert.equal(childCodingReadByLibvips(undefined), undefined);
+});
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+test('formats table: a format decoded in the children is its row plus its decoder, named nowhere else in src/', () => {
+  const childDecoded = DECODED_FORMATS.filter(isChildDecoded);
+  assert.deepEqual(childDecoded, ['heic']);
+  assert.deepEqual(Object.keys(CHILD_DECODERS), childDecoded);
+  // Its row, the registry of decoders, and its decoder's own modules (HEIC's: heif-*.ts).
+  const own = /^pipeline\/(formats|child-decoders|heif-[\w-]+)\.ts$/;
+  const naming = new RegExp(`['"\`](${childDecoded.join('|')})['"\`]`);
+  const importingDecoder = /^import[^'"]*from '[^']*\/heif-[\w-]+\.ts'/m;
+  const files = sourceFiles(SRC).map((path) => ({
+    name: relative(SRC, path),
+    text: readFileSync(path, 'utf8'),
+  }));
+  const byName = (name: string) => files.find((f) => f.name === name)!.text;
+  // The checks find what they look for: the row names it, the registry imports its decoder.
+  assert.match(byName('pipeline/formats.ts'), naming);
+  assert.match(byName('pipeline/child-decoders.ts'), importingDecoder);
+  const elsewhere = files.filter(({ name }) => !own.test(name));
+  assert.ok(elsewhere.some(({ name }) => name === 'pipeline/process.ts'));
+  assert.deepEqual(
+    elsewhere.flatMap(({ name, text }) => [
+      ...(naming.test(text) ? [`${name} names ${naming.exec(text)![0]}`] : []),
+      ...(importingDecoder.test(text) ? [`${name} imports ${importingDecoder.exec(text)![0]}`] : []),
+    ]),
+    [],
+  );
 });
 
 test("clients/js: the types' output and input formats are the table's", () => {
