@@ -1,10 +1,11 @@
 // owns: reading a job's input (an upload, multipart file part or raw body, or a fetched body) into one buffer, and the
-// two performance devices of that path, both against full marks of the whole heap (V8 counts every ArrayBuffer as
+// three performance devices of that path, all against full marks of the whole heap (V8 counts every ArrayBuffer as
 // external memory, and enough of it starts one: 2.4 MB uploads paid one every 25 requests, camera photos one every
 // 2–3, at a cost that grows with the service's heap): reusing those buffers once the job that read one has stopped
 // (fresh buffers wait for a full mark, the kept ones, at most MAX_CONCURRENT_JOBS × MAX_KEPT_BYTES, do not), and a
-// scavenge after every few MB of input, which frees the socket chunks the bytes arrived in (scavengeReadChunks). Why
-// they stay, with their figures and how to remove them: docs/performance.md.
+// scavenge after every few MB of input, which frees the socket chunks the bytes arrived in (scavengeReadChunks), and a
+// fixed heap growing factor, so a pause between requests does not shrink the room V8 leaves before the next full
+// mark (steadyHeapGrowth). Why they stay, with their figures and how to remove them: docs/performance.md.
 //
 // Rule (must not regress): a job owns its input's buffer (src/job/: it hands its pool to whoever reads the input),
 // and the buffer goes back to the pool (`give`) only through `runImageJob` (src/job/run.ts), when the job that read
@@ -68,8 +69,24 @@ function scavengeReadChunks(): (bytes: number) => void {
   };
 }
 
+/** How much V8 lets the heap (ArrayBuffers included) grow past what a full mark left alive before the next one. */
+export const HEAP_GROWING_PERCENT = 100;
+
+/**
+ * Fixes V8's heap growing factor at HEAP_GROWING_PERCENT. V8 otherwise sets the limit for the next full mark from
+ * its recent allocation rate, and after a pause between requests that rate is near zero: the limit ends just above
+ * the live heap, and each camera photo's 10–20 MB of input (counted as external memory) then started a full mark of
+ * the whole heap every one or two photos, 25–35 ms of the main thread each (docs/performance.md). Node's own
+ * argument (`node --heap-growing-percent=…`) stands.
+ */
+function steadyHeapGrowth(): void {
+  if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return;
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
+
 /** At most `maxKept` buffers of at most `maxBytes` each are kept between inputs; the largest win. */
 export function createInputBuffers(maxKept: number, maxBytes: number): InputBuffers {
+  steadyHeapGrowth();
   const kept: Buffer[] = [];
   // Only a buffer this pool handed out comes back: any other may share its memory with something still in use.
   const handedOut = new WeakSet<ArrayBufferLike>();
