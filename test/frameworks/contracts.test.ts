@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
@@ -15,6 +15,7 @@ import astroService from '@imgpipe/client/frameworks/astro';
 import { startTestServer } from '../helpers/app.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 import { killOnExit } from '../helpers/spawned.ts';
+import { filesUnder } from '../helpers/files.ts';
 
 const CONTRACTS = fileURLToPath(new URL('./contracts/', import.meta.url));
 const ASTRO = join(CONTRACTS, 'node_modules/astro/astro.js');
@@ -89,13 +90,6 @@ async function astroBuild(env: Record<string, string>): Promise<string> {
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   assert.equal(code, 0, `astro build:\n${output}`);
   return readFileSync(join(ASTRO_OUT, 'index.html'), 'utf8');
-}
-
-/** Every file under `dir`. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
-  );
 }
 
 /** An attribute of the <img id=…> of the built page. */

@@ -7,7 +7,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +18,7 @@ import { startTestServer } from '../helpers/app.ts';
 import { sendImage, startOrigin } from '../helpers/origin-server.ts';
 import { freePort } from '../helpers/processes.ts';
 import { killOnExit } from '../helpers/spawned.ts';
+import { filesUnder } from '../helpers/files.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const APP = fileURLToPath(new URL('./next-app/', import.meta.url));
@@ -62,13 +63,6 @@ async function next(t: TestContext, args: string[], env: Record<string, string>,
     assert.equal(child.exitCode, null, `next start exited:\n${output}`);
     await sleep(200);
   }
-}
-
-/** Every file under `dir`. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
-  );
 }
 
 test(

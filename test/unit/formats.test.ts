@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { negotiateFormat } from '../../src/delivery/negotiate.ts';
@@ -21,6 +21,7 @@ import {
   sniffImageFormat,
 } from '../../src/pipeline/formats.ts';
 import { corpus } from '../helpers/corpus.ts';
+import { sourceFiles } from '../helpers/files.ts';
 
 test('inputs are recognised by magic bytes, not by name', () => {
   assert.equal(sniffImageFormat(corpus('hopper.jpg')), 'jpeg');
@@ -84,14 +85,6 @@ test('formats table: HEVC that libvips reads in a file sniffed as AVIF is refuse
 });
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 test('formats table: a format decoded in the children is its row plus its decoder, named nowhere else in src/', () => {
   const childDecoded = DECODED_FORMATS.filter(isChildDecoded);

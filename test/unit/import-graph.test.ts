@@ -1,19 +1,12 @@
 // The shape of src/'s imports: no circles between modules, and the folders below http never import it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sourceFiles } from '../helpers/files.ts';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 /** Module → the src modules it imports (type-only imports included: they are dependencies of the design too). */
 function importGraph(): Map<string, string[]> {
