@@ -66,11 +66,17 @@ test('README and docs/: every relative link resolves inside the repository; no f
   }
 });
 
-/** The code and test files below `dir`, as paths from the repository's root. */
+/**
+ * The repository's code and test files below `dir`, as paths from its root: not the fixtures, nor what the framework
+ * tests install and build beside their apps (node_modules, .next, .astro).
+ */
 function codeFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return path === join('test', 'fixtures') ? [] : codeFiles(path);
+    if (entry.isDirectory()) {
+      const installedOrBuilt = entry.name === 'node_modules' || entry.name.startsWith('.');
+      return path === join('test', 'fixtures') || installedOrBuilt ? [] : codeFiles(path);
+    }
     return /\.(ts|mjs|js)$/.test(entry.name) ? [path] : [];
   });
 }
