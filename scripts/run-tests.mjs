@@ -3,8 +3,9 @@
 //
 //   node scripts/run-tests.mjs [--quick] [--jobs N] [--verbose] [--counts-to FILE] [file…]
 //
-// Each file runs in a process of its own (node:test run directly, no --test parent): `jobs` at once, the longest
-// first (the durations of the last run, kept in node_modules/.cache). A passing file prints one line; a failing one
+// Each file runs in a process of its own (node:test run directly, no --test parent), as the JavaScript one esbuild
+// build made of all of them (scripts/test-bundles.mjs): `jobs` at once, the longest first (the durations of the last
+// run, kept in node_modules/.cache). A passing file prints one line; a failing one
 // prints its whole report. --quick runs test/unit, test/http, test/pipeline and test/store on SQLite only, without
 // the few files that take the test images through everything (NOT_QUICK).
 // --counts-to writes each file's counts as JSON (CI compares Node 20's with Node 24's: compare-test-counts.mjs).
@@ -23,6 +24,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { buildTestBundles } from './test-bundles.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(ROOT);
@@ -138,8 +140,8 @@ if (options.quick) delete env.TEST_DATABASE_URL;
 const NODE_ARGS = [
   '--import',
   './scripts/test-sync-stdio.mjs',
-  '--import',
-  './scripts/test-typescript.mjs',
+  // Stack traces name the .ts line (the bundles carry source maps).
+  '--enable-source-maps',
   '--import',
   './scripts/test-timeout.mjs',
   '--import',
@@ -197,7 +199,7 @@ const plural = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 function runFile(file, resultsPath) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [...NODE_ARGS, file], {
+    const child = spawn(process.execPath, [...NODE_ARGS, bundleOf(file)], {
       env: { ...env, IMGPIPE_TEST_RESULTS: resultsPath },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -319,6 +321,14 @@ const together = files.filter((file) => !ALONE.has(file)).sort(longestFirst);
 const alone = files.filter((file) => ALONE.has(file));
 
 const started = Date.now();
+let bundleOf;
+try {
+  bundleOf = await buildTestBundles(files);
+} catch (error) {
+  // esbuild's messages name the file and line that does not compile.
+  process.stderr.write(`✖ the test files could not be compiled:\n${error.message}\n`);
+  process.exit(1);
+}
 const resultsDir = mkdtempSync(join(tmpdir(), 'imgpipe-test-results-'));
 const judged = [];
 try {
