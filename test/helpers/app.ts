@@ -1,6 +1,6 @@
 // buildTestApp: a fresh store (a temp SQLite file, or a fresh PostgreSQL schema when asked), config overrides,
 // a key on a chosen tier, closed after the test; secondInstance: another app on the same store.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -12,7 +12,7 @@ import { replaceAccountKey } from '../../src/accounts/key-issuer.ts';
 import { usageMonth } from '../../src/accounts/quota.ts';
 import { findAccountByEmail, findOrCreateAccount } from '../../src/store/accounts.ts';
 import { findUsage } from '../../src/store/usage.ts';
-import type { Dialect } from '../../src/store/db.ts';
+import { migrateStore, openStore, type Dialect } from '../../src/store/db.ts';
 import { createTestDatabase, type TestDatabase } from './store-dialects.ts';
 
 export interface TestApp {
@@ -34,7 +34,10 @@ export interface TestAppOptions {
   dialect?: Dialect;
 }
 
-export function testEnv(overrides: Record<string, string> = {}) {
+export function testEnv(overrides: Record<string, string> = {}): {
+  dataDir: string;
+  env: Record<string, string>;
+} {
   const dataDir = mkdtempSync(join(tmpdir(), 'imgpipe-test-'));
   return { dataDir, env: { DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ENV: 'test', ...overrides } };
 }
@@ -42,6 +45,26 @@ export function testEnv(overrides: Record<string, string> = {}) {
 /** On PostgreSQL, a fresh schema for this test (DATABASE_URL set to it); SQLite uses DATA_DIR's file. */
 async function testDatabase(dialect: Dialect): Promise<TestDatabase | undefined> {
   return dialect === 'postgres' ? createTestDatabase(dialect) : undefined;
+}
+
+let migratedTemplate: Promise<string> | undefined;
+
+/**
+ * A SQLite file with every migration applied, made once per test process: a new test app starts from a copy of it
+ * (the service still runs its migrations, finding none to apply), a fifth of an app's start-up CPU less than
+ * migrating a new file each time.
+ */
+function migratedSqliteTemplate(): Promise<string> {
+  migratedTemplate ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'imgpipe-test-template-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'imgpipe.db');
+    const store = openStore(`sqlite:${path}`, { poolSize: 1, statementTimeoutMs: 5000 });
+    await migrateStore(store.db);
+    await store.close();
+    return path;
+  })();
+  return migratedTemplate;
 }
 
 async function startApp(env: Record<string, string>) {
@@ -60,6 +83,8 @@ export async function buildTestApp(
   const dialect = options.dialect ?? 'sqlite';
   const database = await testDatabase(dialect);
   const { dataDir, env } = testEnv({ ...(database ? { DATABASE_URL: database.url } : {}), ...overrides });
+  if (env.DATABASE_URL === undefined)
+    copyFileSync(await migratedSqliteTemplate(), join(dataDir, 'imgpipe.db'));
   const { app, ctx } = await startApp(env);
   const newKey = async (email: string, keyTier: Tier = 'free') => {
     const account = await findOrCreateAccount(ctx.store.db, email, keyTier);
