@@ -26,18 +26,23 @@ const folderOf = (files) =>
 
 /**
  * Each module's `import.meta.url` as its own file's, not the bundle's: the sources find their fixtures, static files
- * and package.json relative to themselves.
+ * and package.json relative to themselves. esbuild's define replaces the expression, never text inside a string.
  */
 const ownImportMetaUrl = {
   name: 'own-import-meta-url',
   setup(build) {
     build.onLoad({ filter: /\.(ts|js|mjs)$/ }, async ({ path }) => {
       if (path.includes('/node_modules/')) return undefined;
-      const source = await readFile(path, 'utf8');
-      return {
-        contents: source.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href)),
+      const { transform } = await import('esbuild');
+      const { code } = await transform(await readFile(path, 'utf8'), {
         loader: path.endsWith('.ts') ? 'ts' : 'js',
-      };
+        format: 'esm',
+        define: { 'import.meta.url': JSON.stringify(pathToFileURL(path).href) },
+        sourcefile: path,
+        // Read by the build, which maps the bundle back to the .ts lines through it.
+        sourcemap: 'inline',
+      });
+      return { contents: code, loader: 'js' };
     });
   },
 };

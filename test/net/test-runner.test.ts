@@ -4,6 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killOnExit } from '../helpers/spawned.ts';
 
@@ -66,4 +68,34 @@ test('a test whose registration comes only after --test-force-exit ended the pro
     /^✖ test\/fixtures\/runner\/never-registers\.ts: reported 1 result for 2 declared tests$/m,
     report,
   );
+});
+
+test('a test file runs what its imports hold now: an imported file changed since the last run is bundled anew, and each module keeps its own import.meta.url', async (t) => {
+  const folder = `test/fixtures/runner/changing-${process.pid}`;
+  mkdirSync(join(ROOT, folder), { recursive: true });
+  t.after(() => rmSync(join(ROOT, folder), { recursive: true, force: true }));
+  const writeAnswer = (answer: string) =>
+    writeFileSync(
+      join(ROOT, folder, 'answer.ts'),
+      `export const answer: string = '${answer}';\nexport const answerUrl: string = import.meta.url;\n`,
+    );
+  writeFileSync(
+    join(ROOT, folder, 'reads-answer.ts'),
+    [
+      "import { test } from 'node:test';",
+      "import assert from 'node:assert/strict';",
+      "import { answer, answerUrl } from './answer.ts';",
+      "test('the answer', () => assert.equal(answer, process.env.RUNNER_EXPECTED));",
+      "test('its own url', () => assert.equal(answerUrl, new URL('./answer.ts', import.meta.url).href));",
+      '',
+    ].join('\n'),
+  );
+  const file = `${folder}/reads-answer.ts`;
+  writeAnswer('first');
+  const first = await runTests([file], { RUNNER_EXPECTED: 'first' });
+  assert.equal(first.code, 0, first.report);
+  writeAnswer('second, longer');
+  const second = await runTests([file], { RUNNER_EXPECTED: 'second, longer' });
+  assert.equal(second.code, 0, second.report);
+  assert.match(second.report, /^ℹ pass 2$/m, second.report);
 });
