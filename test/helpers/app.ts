@@ -2,7 +2,7 @@
 // a key on a chosen tier, closed after the test; secondInstance: another app on the same store.
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Tier } from '../../src/config.ts';
@@ -12,8 +12,8 @@ import { replaceAccountKey } from '../../src/accounts/key-issuer.ts';
 import { usageMonth } from '../../src/accounts/quota.ts';
 import { findAccountByEmail, findOrCreateAccount } from '../../src/store/accounts.ts';
 import { findUsage } from '../../src/store/usage.ts';
-import { migrateStore, openStore, type Dialect } from '../../src/store/db.ts';
-import { createTestDatabase, type TestDatabase } from './store-dialects.ts';
+import type { Dialect } from '../../src/store/db.ts';
+import { createTestDatabase, openTestStore, type TestDatabase } from './store-dialects.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -56,12 +56,10 @@ let migratedTemplate: Promise<string> | undefined;
  */
 function migratedSqliteTemplate(): Promise<string> {
   migratedTemplate ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'imgpipe-test-template-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, 'imgpipe.db');
-    const store = openStore(`sqlite:${path}`, { poolSize: 1, statementTimeoutMs: 5000 });
-    await migrateStore(store.db);
-    await store.close();
+    const database = await createTestDatabase('sqlite');
+    const path = database.url.slice('sqlite:'.length);
+    process.once('exit', () => rmSync(dirname(path), { recursive: true, force: true }));
+    await (await openTestStore(database)).close();
     return path;
   })();
   return migratedTemplate;
