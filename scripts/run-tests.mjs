@@ -1,13 +1,15 @@
-// owns: `npm test` and `npm run test:quick`: which test files run, side by side in their own processes (the few that
+// owns: `npm test` and `npm run test:quick`: which test files run, side by side in which processes (the few that
 // must run alone after them), each file's report, and the check that every test a file declares was reported.
 //
-//   node scripts/run-tests.mjs [--quick] [--jobs N] [--verbose] [--counts-to FILE] [file…]
+//   node scripts/run-tests.mjs [--quick] [--isolate] [--jobs N] [--verbose] [--counts-to FILE] [file…]
 //
-// Each file runs in a process of its own (node:test run directly, no --test parent), as the JavaScript one esbuild
-// build made of all of them (scripts/test-bundles.mjs): `jobs` at once, the longest first (the durations of the last
-// run, kept in node_modules/.cache). A passing file prints one line; a failing one
-// prints its whole report. --quick runs test/unit, test/http, test/pipeline and test/store on SQLite only, without
-// the few files that take the test images through everything (NOT_QUICK).
+// Files run as the JavaScript one esbuild build made of all of them (scripts/test-bundles.mjs), `jobs` at once: the
+// longest first (the durations of the last run, kept in node_modules/.cache), or in the order named. The files of
+// SHARED_FOLDERS run one after another in a few long-lived processes (scripts/test-worker.mjs), each file a suite of
+// its own, so the service's modules load once per process, not once per file; the rest, and every file with
+// --isolate, run in a process of their own (node:test run directly, no --test parent). A passing file prints one
+// line; a failing one prints its whole report. --quick runs test/unit, test/http, test/pipeline and test/store on
+// SQLite only, without the few files that take the test images through everything (NOT_QUICK).
 // --counts-to writes each file's counts as JSON (CI compares Node 20's with Node 24's: compare-test-counts.mjs).
 import { spawn } from 'node:child_process';
 import {
@@ -40,6 +42,13 @@ const ALONE = new Map([
     'a Next.js app built with `next build` (all cores for minutes), then served and opened in Chromium',
   ],
 ]);
+
+/**
+ * Files that share processes: they talk to the service in its own process (inject, loopback), on a store of their
+ * own, and leave nothing running that outlives their tests. The others start servers, browsers and other programs,
+ * or measure time, each in a process of its own. The runner's own fixtures run both ways (test/net/test-runner).
+ */
+const SHARED_FOLDERS = ['test/unit', 'test/http', 'test/pipeline', 'test/store', 'test/fixtures/runner'];
 
 /** Files whose whole run may take longer than the backstop every file gets (twice TEST_TIMEOUT_MS), and how long. */
 const LONG_FILES_MS = new Map([
@@ -104,6 +113,7 @@ const { values: options, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     quick: { type: 'boolean', default: false },
+    isolate: { type: 'boolean', default: false },
     jobs: { type: 'string' },
     verbose: { type: 'boolean', default: false },
     'counts-to': { type: 'string' },
@@ -137,7 +147,7 @@ const env = { ...process.env, TEST_TIMEOUT_MS: String(TEST_TIMEOUT_MS) };
 delete env.NODE_TEST_CONTEXT;
 if (options.quick) delete env.TEST_DATABASE_URL;
 
-const NODE_ARGS = [
+const PRELOADS = [
   '--import',
   './scripts/test-sync-stdio.mjs',
   // Stack traces name the .ts line (the bundles carry source maps).
@@ -146,14 +156,25 @@ const NODE_ARGS = [
   './scripts/test-timeout.mjs',
   '--import',
   './scripts/test-registrations.mjs',
+];
+const RESULTS_REPORTER = [
+  '--test-reporter=./scripts/test-results-reporter.mjs',
+  '--test-reporter-destination=stderr',
+];
+const OWN_PROCESS_ARGS = [
+  ...PRELOADS,
   // Ends the file's process once its tests are done even if something (a socket, a child) is left open; children
   // the tests spawned are killed on that exit (test/helpers/spawned.ts).
   '--test-force-exit',
   '--test-reporter=spec',
   '--test-reporter-destination=stdout',
-  '--test-reporter=./scripts/test-results-reporter.mjs',
-  '--test-reporter-destination=stderr',
+  ...RESULTS_REPORTER,
 ];
+// A shared process's reporter words each file's report itself; the process ends when the runner lets it go.
+const SHARED_PROCESS_ARGS = [...PRELOADS, ...RESULTS_REPORTER, './scripts/test-worker.mjs'];
+
+const sharesProcess = (file) =>
+  !options.isolate && SHARED_FOLDERS.some((folder) => file.startsWith(`${folder}/`));
 
 function readDurations() {
   try {
@@ -199,7 +220,7 @@ const plural = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 function runFile(file, resultsPath) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [...NODE_ARGS, bundleOf(file)], {
+    const child = spawn(process.execPath, [...OWN_PROCESS_ARGS, bundleOf(file)], {
       env: { ...env, IMGPIPE_TEST_RESULTS: resultsPath },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -225,6 +246,53 @@ function runFile(file, resultsPath) {
         output: Buffer.concat(output).toString(),
       });
     });
+  });
+}
+
+/** A process for the files of SHARED_FOLDERS, started when a slot first needs one and kept for its next ones. */
+function startSharedProcess() {
+  const child = spawn(process.execPath, SHARED_PROCESS_ARGS, {
+    env: { ...env, IMGPIPE_TEST_RESULTS: '' },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const shared = { child, output: [], ended: false, settle: undefined };
+  child.stdout.on('data', (chunk) => shared.output.push(chunk));
+  child.stderr.on('data', (chunk) => shared.output.push(chunk));
+  child.on('message', ({ report }) => shared.settle?.({ report }));
+  running.add(child);
+  // 'exit', not 'close': a child a test left behind may hold the pipes open.
+  child.on('exit', (code, signal) => {
+    shared.ended = true;
+    running.delete(child);
+    shared.settle?.({ code, signal });
+  });
+  return shared;
+}
+
+/** Runs one test file in a shared process; resolves as runFile does, once its report is written or the process ended. */
+function runFileShared(shared, file, resultsPath) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    shared.output = [];
+    let timedOut = false;
+    const backstop = setTimeout(() => {
+      timedOut = true;
+      shared.child.kill('SIGTERM');
+      setTimeout(() => shared.child.kill('SIGKILL'), KILL_GRACE_MS).unref();
+    }, fileLimitMs(file));
+    shared.settle = ({ report = '', code = 0, signal = null }) => {
+      clearTimeout(backstop);
+      shared.settle = undefined;
+      resolve({
+        file,
+        code,
+        signal,
+        timedOut,
+        ms: Date.now() - started,
+        output: report + Buffer.concat(shared.output).toString(),
+      });
+    };
+    shared.child.send({ file, bundle: bundleOf(file), results: resultsPath });
   });
 }
 
@@ -301,23 +369,40 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 let runs = 0;
 async function runQueue(queue, width, resultsDir, judged) {
   let next = 0;
-  const worker = async () => {
+  const slot = async () => {
+    let shared;
     while (next < queue.length) {
       const file = queue[next++];
       const resultsPath = join(resultsDir, `${runs++}.jsonl`);
-      const result = await judge(await runFile(file, resultsPath), resultsPath);
+      let run;
+      if (sharesProcess(file)) {
+        // A process that ended (a file exited, stalled or was stopped) is replaced for the files left.
+        if (shared === undefined || shared.ended) shared = startSharedProcess();
+        run = await runFileShared(shared, file, resultsPath);
+      } else {
+        run = await runFile(file, resultsPath);
+      }
+      const result = await judge(run, resultsPath);
       judged.push(result);
       print(result);
     }
+    if (shared !== undefined && !shared.ended) {
+      // Waited for, so that its CPU time counts in the summary.
+      const exited = new Promise((resolve) => shared.child.once('exit', resolve));
+      shared.child.disconnect();
+      await exited;
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(width, queue.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(width, queue.length) }, slot));
 }
 
 const durations = readDurations();
 const expectedMs = (file) =>
   durations[file] ?? UNRECORDED_LONG_MS[file] ?? UNRECORDED_MS[file.split('/')[1]] ?? 20_000;
 const longestFirst = (a, b) => expectedMs(b) - expectedMs(a);
-const together = files.filter((file) => !ALONE.has(file)).sort(longestFirst);
+// Files named on the command line run in the order given.
+const together = files.filter((file) => !ALONE.has(file));
+if (positionals.length === 0) together.sort(longestFirst);
 const alone = files.filter((file) => ALONE.has(file));
 
 const started = Date.now();

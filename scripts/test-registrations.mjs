@@ -5,7 +5,6 @@ import { appendFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 
 const nodeTest = createRequire(import.meta.url)('node:test');
-const RESULTS = process.env.IMGPIPE_TEST_RESULTS;
 
 /** node:test's own naming: the name given, else the function's name, else <anonymous>. */
 function nameOf(args) {
@@ -16,7 +15,9 @@ function nameOf(args) {
 
 function recorded(define) {
   return (...args) => {
-    appendFileSync(RESULTS, `${JSON.stringify({ registered: nameOf(args) })}\n`);
+    // Read at each call: a process running many files (test-worker.mjs) names each file's own.
+    const results = process.env.IMGPIPE_TEST_RESULTS;
+    if (results) appendFileSync(results, `${JSON.stringify({ registered: nameOf(args) })}\n`);
     return define(...args);
   };
 }
@@ -32,7 +33,7 @@ function recording(define) {
   return wrapped;
 }
 
-if (RESULTS) {
+if (process.env.IMGPIPE_TEST_RESULTS !== undefined) {
   for (const key of ['test', 'it', 'describe', 'suite']) nodeTest[key] = recording(nodeTest[key]);
   syncBuiltinESMExports();
 }

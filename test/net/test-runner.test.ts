@@ -1,6 +1,7 @@
-// npm test's runner (scripts/run-tests.mjs) on files of its own: every test of a file is counted even when the
-// file's process exits with output still on its way, a failing last test fails the run under its name, and a file
-// whose process ends before every declared test reported fails the run, naming what is missing.
+// npm test's runner (scripts/run-tests.mjs) on files of its own, each in a process of its own and sharing one: every
+// test of a file is counted even when the file's process exits with output still on its way, a failing last test
+// fails the run under its name, a file whose process ends before every declared test reported fails the run, naming
+// what is missing, and the files after a failing one still run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -32,43 +33,68 @@ function runTests(
   });
 }
 
-test('the runner counts every test of a file whose process exits with output still pending', async () => {
-  const { code, report } = await runTests([BURST], { RUNNER_FIXTURE_FAIL: '0' });
-  assert.equal(code, 0, report);
-  assert.match(report, /^✔ test\/fixtures\/runner\/stdout-burst\.ts {2}3 tests /m, report);
-  assert.match(report, /^ℹ tests 3$/m, report);
-  assert.match(report, /^ℹ pass 3$/m, report);
-  assert.match(report, /^ℹ every file reported a result for each test it declares$/m, report);
-});
+/** Each rule holds for files in a process of their own and for files sharing one. */
+const MODES = [
+  { mode: 'in a process of its own', args: ['--isolate'] },
+  { mode: 'in a shared process', args: [] },
+];
 
-test('a failing last test fails the run, under its name and with its error', async () => {
-  const { code, report } = await runTests([BURST], { RUNNER_FIXTURE_FAIL: '1' });
-  assert.equal(code, 1, report);
-  assert.match(report, /^✖ test\/fixtures\/runner\/stdout-burst\.ts › after the burst, failing$/m, report);
-  assert.match(report, /the last test fails/, report);
-  assert.match(report, /^ℹ tests 3$/m, report);
-  assert.match(report, /^ℹ fail 1$/m, report);
-});
+for (const { mode, args } of MODES) {
+  test(`the runner counts every test of a file whose process exits with output still pending (${mode})`, async () => {
+    const { code, report } = await runTests([...args, BURST], { RUNNER_FIXTURE_FAIL: '0' });
+    assert.equal(code, 0, report);
+    assert.match(report, /^✔ test\/fixtures\/runner\/stdout-burst\.ts {2}3 tests /m, report);
+    assert.match(report, /^ℹ tests 3$/m, report);
+    assert.match(report, /^ℹ pass 3$/m, report);
+    assert.match(report, /^ℹ every file reported a result for each test it declares$/m, report);
+  });
 
-test('a file whose process ends (exit code 0) before its tests reported fails the run, naming each test without a result', async () => {
-  const { code, report } = await runTests(['test/fixtures/runner/exits-early.ts']);
-  assert.equal(code, 1, report);
-  assert.match(
-    report,
-    /^✖ test\/fixtures\/runner\/exits-early\.ts: reported \d results? for 3 declared tests; no result for: (.*, )?"ends the process", "never reported"/m,
-    report,
-  );
-});
+  test(`a failing last test fails the run, under its name and with its error (${mode})`, async () => {
+    const { code, report } = await runTests([...args, BURST], { RUNNER_FIXTURE_FAIL: '1' });
+    assert.equal(code, 1, report);
+    assert.match(report, /^✖ test\/fixtures\/runner\/stdout-burst\.ts › after the burst, failing$/m, report);
+    assert.match(report, /the last test fails/, report);
+    assert.match(report, /^ℹ tests 3$/m, report);
+    assert.match(report, /^ℹ fail 1$/m, report);
+  });
 
-test('a test whose registration comes only after --test-force-exit ended the process is still declared by its call site, and fails the run', async () => {
-  const { code, report } = await runTests(['test/fixtures/runner/never-registers.ts']);
-  assert.equal(code, 1, report);
-  assert.match(
-    report,
-    /^✖ test\/fixtures\/runner\/never-registers\.ts: reported 1 result for 2 declared tests$/m,
-    report,
-  );
-});
+  test(`a file whose process ends (exit code 0) before its tests reported fails the run, naming each test without a result, and the file after it still runs (${mode})`, async () => {
+    const { code, report } = await runTests(
+      [...args, '--jobs', '1', 'test/fixtures/runner/exits-early.ts', BURST],
+      { RUNNER_FIXTURE_FAIL: '0' },
+    );
+    assert.equal(code, 1, report);
+    assert.match(
+      report,
+      /^✖ test\/fixtures\/runner\/exits-early\.ts: reported \d results? for 3 declared tests; no result for: (.*, )?"ends the process", "never reported"/m,
+      report,
+    );
+    assert.match(report, /^✔ test\/fixtures\/runner\/stdout-burst\.ts {2}3 tests /m, report);
+    assert.match(report, /^ℹ files 2, 1 failed$/m, report);
+  });
+
+  test(`a test whose registration never comes (a top-level await that never settles) is still declared by its call site, and fails the run (${mode})`, async () => {
+    const { code, report } = await runTests([...args, 'test/fixtures/runner/never-registers.ts']);
+    assert.equal(code, 1, report);
+    assert.match(
+      report,
+      /^✖ test\/fixtures\/runner\/never-registers\.ts: reported [01] results? for 2 declared tests/m,
+      report,
+    );
+  });
+
+  test(`a file that throws while loading fails the run with its error, and the file after it still runs (${mode})`, async () => {
+    const { code, report } = await runTests(
+      [...args, '--jobs', '1', 'test/fixtures/runner/fails-to-load.ts', BURST],
+      { RUNNER_FIXTURE_FAIL: '0' },
+    );
+    assert.equal(code, 1, report);
+    assert.match(report, /^✖ test\/fixtures\/runner\/fails-to-load\.ts /m, report);
+    assert.match(report, /the file fails while loading/, report);
+    assert.match(report, /^✔ test\/fixtures\/runner\/stdout-burst\.ts {2}3 tests /m, report);
+    assert.match(report, /^ℹ files 2, 1 failed$/m, report);
+  });
+}
 
 test('a test file runs what its imports hold now: an imported file changed since the last run is bundled anew, and each module keeps its own import.meta.url', async (t) => {
   const folder = `test/fixtures/runner/changing-${process.pid}`;
