@@ -403,7 +403,8 @@ const START_LINE_ALTERNATIVES: Record<string, { GLIBC_TUNABLES: string; NODE_OPT
     GLIBC_TUNABLES: 'glibc.malloc.arena_max=2',
     NODE_OPTIONS: '--max-semi-space-size=1',
   },
-  '1 arena, 1 MB semi-space': {
+  // serve's own line again, in a second instance: how far two identical instances differ in one run.
+  "1 arena, 1 MB semi-space (serve's own, again)": {
     GLIBC_TUNABLES: 'glibc.malloc.arena_max=1',
     NODE_OPTIONS: '--max-semi-space-size=1',
   },

@@ -259,6 +259,8 @@ function startSharedProcess() {
   child.stdout.on('data', (chunk) => shared.output.push(chunk));
   child.stderr.on('data', (chunk) => shared.output.push(chunk));
   child.on('message', ({ report }) => shared.settle?.({ report }));
+  // A file sent just as the process ended cannot be delivered; the 'exit' below settles it.
+  child.on('error', () => {});
   running.add(child);
   // 'exit', not 'close': a child a test left behind may hold the pipes open.
   child.on('exit', (code, signal) => {
