@@ -216,6 +216,27 @@ function minutes(ms) {
 const seconds = (ms) => `${(ms / 1000).toFixed(1)}s`;
 const plural = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
+/** Stops `child` (SIGTERM, then SIGKILL) once `file` has run past its limit; `timedOut` says whether it had to. */
+function stopWhenOverdue(child, file) {
+  const backstop = { timedOut: false, clear: () => clearTimeout(timer) };
+  const timer = setTimeout(() => {
+    backstop.timedOut = true;
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS).unref();
+  }, fileLimitMs(file));
+  return backstop;
+}
+
+/** What a file's run came to, for judge(). */
+const runOf = (file, started, { timedOut }, { code, signal, output }) => ({
+  file,
+  code,
+  signal,
+  timedOut,
+  ms: Date.now() - started,
+  output,
+});
+
 /** Runs one test file in its own process; resolves with what it reported. */
 function runFile(file, resultsPath) {
   return new Promise((resolve) => {
@@ -227,24 +248,12 @@ function runFile(file, resultsPath) {
     const output = [];
     child.stdout.on('data', (chunk) => output.push(chunk));
     child.stderr.on('data', (chunk) => output.push(chunk));
-    let timedOut = false;
-    const backstop = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS).unref();
-    }, fileLimitMs(file));
+    const backstop = stopWhenOverdue(child, file);
     running.add(child);
     child.on('close', (code, signal) => {
-      clearTimeout(backstop);
+      backstop.clear();
       running.delete(child);
-      resolve({
-        file,
-        code,
-        signal,
-        timedOut,
-        ms: Date.now() - started,
-        output: Buffer.concat(output).toString(),
-      });
+      resolve(runOf(file, started, backstop, { code, signal, output: Buffer.concat(output).toString() }));
     });
   });
 }
@@ -276,23 +285,12 @@ function runFileShared(shared, file, resultsPath) {
   return new Promise((resolve) => {
     const started = Date.now();
     shared.output = [];
-    let timedOut = false;
-    const backstop = setTimeout(() => {
-      timedOut = true;
-      shared.child.kill('SIGTERM');
-      setTimeout(() => shared.child.kill('SIGKILL'), KILL_GRACE_MS).unref();
-    }, fileLimitMs(file));
+    const backstop = stopWhenOverdue(shared.child, file);
     shared.settle = ({ report = '', code = 0, signal = null }) => {
-      clearTimeout(backstop);
+      backstop.clear();
       shared.settle = undefined;
-      resolve({
-        file,
-        code,
-        signal,
-        timedOut,
-        ms: Date.now() - started,
-        output: report + Buffer.concat(shared.output).toString(),
-      });
+      const output = report + Buffer.concat(shared.output).toString();
+      resolve(runOf(file, started, backstop, { code, signal, output }));
     };
     shared.child.send({ file, bundle: bundleOf(file), results: resultsPath });
   });
