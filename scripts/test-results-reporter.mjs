@@ -7,6 +7,7 @@
 // In a process that runs many files (test-worker.mjs), each file is a suite at the root, begun with beginFile():
 // its results are recorded one level less deep, as its own process would report them, and when its suite ends the
 // reporter hands back the file's report as the spec reporter words it.
+import { once } from 'node:events';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { spec as SpecReporter } from 'node:test/reporters';
@@ -41,7 +42,10 @@ export function beginFile(results, ended) {
 }
 
 async function endFile({ spec, report, ended, cpuAtStart }) {
-  await new Promise((resolve) => spec.end(resolve));
+  // 'end': the spec reporter's last words (its summary of failures) have been read.
+  const read = once(spec, 'end');
+  spec.end();
+  await read;
   const cpuNow = cpuMs();
   if (cpuNow !== undefined && cpuAtStart !== undefined) record({ cpuMs: cpuNow - cpuAtStart });
   ended(report.join(''));
