@@ -1,7 +1,7 @@
 // A test process that runs many test files, one after another, for scripts/run-tests.mjs: importing the service's
 // modules costs a file's own process most of a second of CPU, paid here once per process. The runner sends a file
 // over IPC; the file runs as a suite named by its path, its results go to the file the runner named for it
-// (test-results-reporter.mjs), and the reporter hands back the file's report once its last result is written, which goes back to the runner.
+// (test-results-reporter.mjs), and once its last result is written its report goes back to the runner.
 //
 // A file ends its process's run only as its own process would end: by exiting, by the runner's backstop, or by
 // leaving nothing to wait on before its tests are done (a top-level await that never settles), after which no later

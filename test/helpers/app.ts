@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Tier } from '../../src/config.ts';
+import { loadConfig, type Config, type Tier } from '../../src/config.ts';
 import { createContext, type AppContext } from '../../src/context.ts';
 import { buildServer } from '../../src/http/server.ts';
 import { replaceAccountKey } from '../../src/accounts/key-issuer.ts';
@@ -13,6 +13,7 @@ import { usageMonth } from '../../src/accounts/quota.ts';
 import { findAccountByEmail, findOrCreateAccount } from '../../src/store/accounts.ts';
 import { findUsage } from '../../src/store/usage.ts';
 import type { Dialect } from '../../src/store/db.ts';
+import { sqliteFileOf } from '../../src/serve-lock.ts';
 import { createTestDatabase, openTestStore, type TestDatabase } from './store-dialects.ts';
 
 export interface TestApp {
@@ -57,7 +58,7 @@ let migratedTemplate: Promise<string> | undefined;
 function migratedSqliteTemplate(): Promise<string> {
   migratedTemplate ??= (async () => {
     const database = await createTestDatabase('sqlite');
-    const path = database.url.slice('sqlite:'.length);
+    const path = sqliteFileOf(database.url) as string;
     process.once('exit', () => rmSync(dirname(path), { recursive: true, force: true }));
     await (await openTestStore(database)).close();
     return path;
@@ -65,8 +66,8 @@ function migratedSqliteTemplate(): Promise<string> {
   return migratedTemplate;
 }
 
-async function startApp(env: Record<string, string>) {
-  const ctx = await createContext(loadConfig(env));
+async function startApp(config: Config) {
+  const ctx = await createContext(config);
   const app = await buildServer(ctx);
   await app.ready();
   return { app, ctx };
@@ -81,9 +82,11 @@ export async function buildTestApp(
   const dialect = options.dialect ?? 'sqlite';
   const database = await testDatabase(dialect);
   const { dataDir, env } = testEnv({ ...(database ? { DATABASE_URL: database.url } : {}), ...overrides });
+  const config = loadConfig(env);
+  // No database named: the data folder's own SQLite file, started from the migrated template.
   if (env.DATABASE_URL === undefined)
-    copyFileSync(await migratedSqliteTemplate(), join(dataDir, 'imgpipe.db'));
-  const { app, ctx } = await startApp(env);
+    copyFileSync(await migratedSqliteTemplate(), sqliteFileOf(config.databaseUrl) as string);
+  const { app, ctx } = await startApp(config);
   const newKey = async (email: string, keyTier: Tier = 'free') => {
     const account = await findOrCreateAccount(ctx.store.db, email, keyTier);
     return replaceAccountKey(ctx.store.db, account.id);
@@ -106,7 +109,7 @@ export async function buildTestApp(
  */
 export async function secondInstance(t: TestContext, first: TestApp): Promise<Pick<TestApp, 'app' | 'ctx'>> {
   if (first.dialect === 'sqlite') return first;
-  const instance = await startApp(first.env);
+  const instance = await startApp(loadConfig(first.env));
   t.after(async () => {
     await instance.app.close();
     await instance.ctx.close();
