@@ -83,8 +83,9 @@ export async function buildTestApp(
   const database = await testDatabase(dialect);
   const { dataDir, env } = testEnv({ ...(database ? { DATABASE_URL: database.url } : {}), ...overrides });
   const config = loadConfig(env);
-  // No database named: the data folder's own SQLite file, started from the migrated template.
-  if (env.DATABASE_URL === undefined)
+  // The fresh data folder's own SQLite file starts from the migrated template; a database or data folder the caller
+  // names is left as it is.
+  if (env.DATABASE_URL === undefined && env.DATA_DIR === dataDir)
     copyFileSync(await migratedSqliteTemplate(), sqliteFileOf(config.databaseUrl) as string);
   const { app, ctx } = await startApp(config);
   const newKey = async (email: string, keyTier: Tier = 'free') => {
