@@ -38,14 +38,14 @@ interface Size {
 }
 
 /** A server under test with its client: CONNECTIONS keep-alive sockets, one request in flight on each. */
-interface Server {
+export interface Server {
   pid: number;
   request(options: Omit<Parameters<Pool['request']>[0], 'origin'>): Promise<Answer>;
   /** Closes the client, then stops the server. */
   stop(): Promise<void>;
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   body: Buffer;
 }
@@ -185,12 +185,12 @@ function serverOf(child: ChildProcess, origin: string, cleanUp = () => {}): Serv
   });
 }
 
-/** `npm ci` of bench/peers when its node_modules is missing: a fresh clone runs the section as is. */
 /** Whether the peers are installed (bench/peers/node_modules and nginx's image_filter): `--budget` runs them only then. */
 export function peersInstalled(): boolean {
   return existsSync(join(PEERS_DIR, 'node_modules')) && existsSync(IMAGE_FILTER_MODULE);
 }
 
+/** `npm ci` of bench/peers when its node_modules is missing: a fresh clone runs the section as is. */
 function ensurePeersInstalled(): void {
   if (existsSync(join(PEERS_DIR, 'node_modules'))) return;
   console.error('[peers] npm ci --prefix bench/peers');
@@ -198,7 +198,7 @@ function ensurePeersInstalled(): void {
 }
 
 /** Debian's nginx and its image_filter module, installed with apt-get when one is missing. */
-function ensureNginx(): void {
+export function ensureNginx(): void {
   if (existsSync(NGINX) && existsSync(IMAGE_FILTER_MODULE)) return;
   console.error('[peers] apt-get install nginx libnginx-mod-http-image-filter');
   const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
@@ -240,7 +240,8 @@ async function startNodePeer(name: string, args: string[]): Promise<Server> {
   return serverOf(child, origin);
 }
 
-async function startNginx(originUrl: string): Promise<Server> {
+/** nginx with image_filter before `originUrl`: GET /w320/<file> (or /w800/) answers the origin's /<file> resized. */
+export async function startNginx(originUrl: string): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'imgpipe-bench-peers-nginx-'));
   for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
   const port = await freePort();

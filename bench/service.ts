@@ -74,6 +74,35 @@ export function processCpuMs(pid: number): number {
   }
 }
 
+/** The threads of a Node process that runs sharp, by what they do. */
+export interface ThreadCpuMs {
+  /** The event loop: JavaScript, HTTP, the store, sharp's own call. */
+  main: number;
+  /** Node's other threads: libuv's pool (where sharp's jobs start and wait) and V8's helpers (GC, compiling). */
+  node: number;
+  /** libvips' worker threads: decoding, resizing and encoding. */
+  libvips: number;
+}
+
+/**
+ * CPU of a process's live threads so far, in milliseconds, from each thread's schedstat (nanoseconds): a
+ * difference over a stretch of requests tells which thread pays for them.
+ */
+export function threadCpuMs(pid: number): ThreadCpuMs {
+  const sums: ThreadCpuMs = { main: 0, node: 0, libvips: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8');
+      const kind = Number(tid) === pid ? 'main' : comm.startsWith('libvips') ? 'libvips' : 'node';
+      sums[kind] += ns / 1e6;
+    } catch {
+      // the thread ended while it was being read
+    }
+  }
+  return sums;
+}
+
 export function statusKb(pid: number, field: string): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : 0;

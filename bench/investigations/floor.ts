@@ -1,5 +1,5 @@
 // owns: `npm run bench -- --only floor`, `--only layers` and `--only layers-replay`: raw sharp, the floor server
-// (bench/floor-server.ts) and the service interleaved; the floor with the service's layers added one at a time.
+// (bench/investigations/floor-server.ts) and the service interleaved; the floor with the service's layers added one at a time.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { serveEnvironmentFor } from '../../bin/serve-environment.js';
@@ -22,7 +22,7 @@ export interface BenchServer {
 }
 
 /**
- * Starts bench/floor-server.ts as a child with the service's node flags and launch environment, so the only
+ * Starts bench/investigations/floor-server.ts as a child with the service's node flags and launch environment, so the only
  * difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
  */
 export async function startFloor(
@@ -456,7 +456,7 @@ export const floorSection: Section = {
           `Per workload and connection count: ${ctx.quick ? 0.5 : 3} s of warm-up per side, then ${rounds} rounds of` +
             ` ${segmentMs / 1000} s alternating raw sharp (in-process) → floor → floor B (an identical second floor:` +
             " the A/A control) → service; each ratio is the median of the rounds' ratios (their range in brackets)",
-          "Floor (bench/floor-server.ts): node:http + @fastify/busboy + one sharp call with the service's settings," +
+          "Floor (bench/investigations/floor-server.ts): node:http + @fastify/busboy + one sharp call with the service's settings," +
             ' node flags and environment; service: MAX_CONCURRENT_JOBS=2; CPU/img of both servers from /proc (all' +
             ' threads), raw sharp from process.cpuUsage()',
         ],
