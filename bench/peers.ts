@@ -38,14 +38,14 @@ interface Size {
 }
 
 /** A server under test with its client: CONNECTIONS keep-alive sockets, one request in flight on each. */
-export interface Server {
+interface Server {
   pid: number;
   request(options: Omit<Parameters<Pool['request']>[0], 'origin'>): Promise<Answer>;
   /** Closes the client, then stops the server. */
   stop(): Promise<void>;
 }
 
-export interface Answer {
+interface Answer {
   status: number;
   body: Buffer;
 }

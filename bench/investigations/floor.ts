@@ -1,5 +1,6 @@
 // owns: `npm run bench -- --only floor`, `--only layers` and `--only layers-replay`: raw sharp, the floor server
-// (bench/investigations/floor-server.ts) and the service interleaved; the floor with the service's layers added one at a time.
+// (bench/investigations/floor-server.ts) and the service interleaved; the floor with the service's layers added one
+// at a time.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { serveEnvironmentFor } from '../../bin/serve-environment.js';
@@ -22,8 +23,8 @@ export interface BenchServer {
 }
 
 /**
- * Starts bench/investigations/floor-server.ts as a child with the service's node flags and launch environment, so the only
- * difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
+ * Starts bench/investigations/floor-server.ts as a child with the service's node flags and launch environment, so
+ * the only difference left is the code that runs per request. `env` picks a variant (bench/floor-layers.ts).
  */
 export async function startFloor(
   env: Record<string, string>,

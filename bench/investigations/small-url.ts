@@ -1,8 +1,8 @@
 // owns: the small-url section: CPU per image of POST /v1/image by URL (a local keep-alive origin, 2 connections)
-// against the URL floor (bench/investigations/floor-server.ts: node:http, undici and raw sharp's call, nothing else), nginx's
-// image_filter and raw sharp in this process with the job's own decoder settings, for a small (640×427 → 320 px)
-// and a large (3000×2000 → 800 px) JPEG, alternating in rounds after a warm-up; the service's and the floor's CPU
-// split by thread, to tell which layer a gap sits in. The servers' CPU is their whole process tree's (/proc); raw
+// against the URL floor (bench/investigations/floor-server.ts: node:http, undici and raw sharp's call, nothing
+// else), nginx's image_filter and raw sharp in this process with the job's own decoder settings, for a small
+// (640×427 → 320 px) and a large (3000×2000 → 800 px) JPEG, alternating in rounds after a warm-up; the service's
+// and the floor's CPU split by thread, to tell which layer a gap sits in. The servers' CPU is their whole process tree's (/proc); raw
 // sharp's is this process's (process.cpuUsage) while it does nothing else.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
@@ -87,9 +87,10 @@ async function startOrigin(images: Map<string, Buffer>) {
 interface UrlSide {
   pid: number;
   request(c: UrlCase): Promise<string>;
-  /** Per case, per round: the process tree's CPU per image, and its threads'. */
+  /** Per case, per round: the process tree's CPU per image. */
   cpuMs: number[][];
-  threads: ThreadCpuMs[][];
+  /** The same by thread, for the Node servers (nginx's work is in its worker processes). */
+  threads?: ThreadCpuMs[][];
 }
 
 const median = (xs: number[] = []) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -146,7 +147,6 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
       request: async (c) =>
         String((await nginx.request({ method: 'GET', path: `/w${c.resizeTo}/${c.name}.jpg` })).status),
       cpuMs: CASES.map(() => []),
-      threads: CASES.map(() => []),
     };
     const sides = [serviceSide, floorSide, nginxSide];
     const requestAll = (side: UrlSide, c: UrlCase, count: number) =>
@@ -170,7 +170,7 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
           await requestAll(side, c, count);
           const threadsAfter = threadCpuMs(side.pid);
           side.cpuMs[i]?.push((processCpuMs(side.pid) - cpuBefore) / count);
-          side.threads[i]?.push({
+          side.threads?.[i]?.push({
             main: (threadsAfter.main - threadsBefore.main) / count,
             node: (threadsAfter.node - threadsBefore.node) / count,
             libvips: (threadsAfter.libvips - threadsBefore.libvips) / count,
@@ -188,8 +188,8 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
       floorCpuMsPerImage: median(floorSide.cpuMs[i]),
       nginxCpuMsPerImage: median(nginxSide.cpuMs[i]),
       sharpCpuMsPerImage: median(rawCpuMs[i]),
-      serviceThreads: medianThreads(serviceSide.threads[i]),
-      floorThreads: medianThreads(floorSide.threads[i]),
+      serviceThreads: medianThreads(serviceSide.threads?.[i]),
+      floorThreads: medianThreads(floorSide.threads?.[i]),
     }));
   } finally {
     for (const close of closers.reverse()) await close();
