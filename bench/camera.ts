@@ -1,15 +1,19 @@
 // owns: `npm run bench -- --only camera`: camera originals (12, 18, 24 and 40 MP JPEGs with EXIF) → 800 px wide JPEG,
 // one request at a time, by upload and by URL, against raw sharp's own call in the same run: the service's CPU per
 // image (its process tree, from /proc) over raw sharp's, rounds interleaved, with a second raw side as the A/A control.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { readInputStructure } from '../src/pipeline/input-header.ts';
 import { runsInProcess } from '../src/pipeline/in-process.ts';
 import type { Operations } from '../src/pipeline/operations.ts';
 import { median } from './compare.ts';
 import { jpegOfSize, sizeForMegapixels } from './inputs.ts';
-import { httpClient, prepareImageRequest, type HttpClient, type PreparedRequest } from './load.ts';
+import {
+  httpClient,
+  prepareImageRequest,
+  startJpegOrigin,
+  type HttpClient,
+  type PreparedRequest,
+} from './load.ts';
 import { fmt, table } from './report.ts';
 import type { Section } from './section.ts';
 import { startService } from './service.ts';
@@ -48,16 +52,6 @@ async function cameraJpeg(base: Buffer, megapixels: number): Promise<Buffer> {
     })
     .jpeg({ quality: 90 })
     .toBuffer();
-}
-
-async function startOrigin(files: Map<string, Buffer>): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    const body = files.get(req.url ?? '');
-    if (!body) res.writeHead(404).end();
-    else res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 /** CPU ms per image of `n` jobs one after another; `cpuMs` reads the side's CPU so far. */
@@ -139,7 +133,7 @@ export const cameraSection: Section = {
     const perSegment = ctx.quick ? 1 : 10;
     const base = await ctx.base();
     const files = new Map<string, Buffer>();
-    const origin = await startOrigin(files);
+    const origin = await startJpegOrigin(files);
     // The service as shipped (its default byte caps hold a 40 MP camera JPEG), one job slot: one request at a time.
     const service = await startService({
       ...ctx.serviceEnv,
@@ -201,7 +195,7 @@ export const cameraSection: Section = {
     } finally {
       await client.close();
       await service.stop();
-      await new Promise((r) => origin.server.close(r));
+      await origin.close();
     }
   },
 };

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
+import { median } from './compare.ts';
 import type { Section } from './section.ts';
 import { childPids, randomDevKey } from './service.ts';
 
@@ -37,8 +38,6 @@ function treeRssKb(pid: number): number {
     return 0;
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function timeImage(origin: string, apiKey: string, jpeg: Buffer): Promise<number> {
   const form = new FormData();

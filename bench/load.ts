@@ -1,5 +1,7 @@
 // Closed-loop load: N workers each run one job after another for a fixed time (or a fixed count); raw sharp or HTTP.
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 
 export interface Segment {
@@ -104,5 +106,24 @@ export function httpClient(origin: string, connections: number): HttpClient {
       return String(res.statusCode);
     },
     close: () => pool.close(),
+  };
+}
+
+/**
+ * A keep-alive loopback origin, as a CDN or bucket would be: GET /<path> answers `files.get('/<path>')` as a JPEG
+ * (a query string is ignored, so a fresh one makes a fresh URL), anything else 404. `files` may grow after start.
+ */
+export async function startJpegOrigin(
+  files: ReadonlyMap<string, Buffer>,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const body = files.get((req.url ?? '').split('?')[0] ?? '');
+    if (!body) res.writeHead(404).end();
+    else res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => server.close(() => r())),
   };
 }

@@ -4,8 +4,6 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
@@ -15,7 +13,7 @@ import type { ProcessLimits } from '../src/pipeline/process.ts';
 import { percentile } from './compare.ts';
 import { secretOf } from './delivery.ts';
 import { jpegOfSize, type BaseImage } from './inputs.ts';
-import { closedLoop } from './load.ts';
+import { closedLoop, startJpegOrigin } from './load.ts';
 import { fmt, table } from './report.ts';
 import type { Section } from './section.ts';
 import { childPids, freePort, processCpuMs, startService, statusKb, type ServiceProcess } from './service.ts';
@@ -257,20 +255,6 @@ export async function startNginx(originUrl: string): Promise<Server> {
   const origin = `http://127.0.0.1:${port}`;
   await waitListening(origin, child, 'nginx');
   return serverOf(child, origin, () => rmSync(dir, { recursive: true, force: true }));
-}
-
-/** The loopback origin every server fetches from: the two sources, whatever the query string. */
-async function startOrigin(files: Record<string, Buffer>) {
-  const server = createServer((req, res) => {
-    const body = files[(req.url ?? '').split('?')[0]?.slice(1) ?? ''];
-    if (!body) res.writeHead(404).end();
-    else res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((r) => server.close(r)),
-  };
 }
 
 interface SideResult {
@@ -556,7 +540,12 @@ export async function measurePeers(
     }),
   });
   const sizes = [await sizeOf('large', large, 800), await sizeOf('small', small, 320)];
-  const origin = await startOrigin({ 'large.jpg': large, 'small.jpg': small });
+  const origin = await startJpegOrigin(
+    new Map([
+      ['/large.jpg', large],
+      ['/small.jpg', small],
+    ]),
+  );
   const started: Server[] = [];
   rmSync(join(NEXT_DIST, 'cache/images'), { recursive: true, force: true });
   try {

@@ -4,12 +4,11 @@
 // (640×427 → 320 px) and a large (3000×2000 → 800 px) JPEG, alternating in rounds after a warm-up; the service's
 // and the floor's CPU split by thread, to tell which layer a gap sits in. The servers' CPU is their whole process tree's (/proc); raw
 // sharp's is this process's (process.cpuUsage) while it does nothing else.
-import { createServer } from 'node:http';
-import { once } from 'node:events';
+import { median } from '../compare.ts';
 import { startFloor, type BenchServer } from './floor.ts';
 import { resizeToWidth } from './floor-sharp.ts';
 import { jpegOfSize } from '../inputs.ts';
-import { httpClient } from '../load.ts';
+import { httpClient, startJpegOrigin } from '../load.ts';
 import { fmt, table } from '../report.ts';
 import type { BenchContext, Section } from '../section.ts';
 import { ensureNginx, startNginx } from '../peers.ts';
@@ -66,23 +65,6 @@ async function inLanes(lanes: number, count: number, one: () => Promise<unknown>
   );
 }
 
-/** A keep-alive origin serving each case's JPEG at /<name>.jpg, as a CDN or bucket would. */
-async function startOrigin(images: Map<string, Buffer>) {
-  const server = createServer((req, res) => {
-    const image = images.get(req.url ?? '');
-    if (!image) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': image.length }).end(image);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { server, origin: `http://127.0.0.1:${port}` };
-}
-
 /** A server under test: one request for a case (its HTTP status), and its process for the CPU figures. */
 interface UrlSide {
   pid: number;
@@ -92,8 +74,6 @@ interface UrlSide {
   /** The same by thread, for the Node servers (nginx's work is in its worker processes). */
   threads?: ThreadCpuMs[][];
 }
-
-const median = (xs: number[] = []) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 function medianThreads(rounds: ThreadCpuMs[] = []): ThreadCpuMs {
   return {
@@ -111,7 +91,7 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
   const base = (await ctx.base()).data;
   const inputs = new Map<string, Buffer>();
   for (const c of CASES) inputs.set(`/${c.name}.jpg`, await jpegOfSize(base, c.width, c.height));
-  const origin = await startOrigin(inputs);
+  const origin = await startJpegOrigin(inputs);
   // Closed in reverse order: the clients, then the servers.
   const closers: (() => Promise<void>)[] = [];
   try {
@@ -119,12 +99,12 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
     closers.push(service.stop);
     const floor = await startFloor(service.launchEnvironment);
     closers.push(floor.stop);
-    const nginx = await startNginx(origin.origin);
+    const nginx = await startNginx(origin.url);
     closers.push(nginx.stop);
     const postBody = (c: UrlCase) =>
       Buffer.from(
         JSON.stringify({
-          url: `${origin.origin}/${c.name}.jpg`,
+          url: `${origin.url}/${c.name}.jpg`,
           operations: { resize: { w: c.resizeTo }, format: 'jpeg', quality: 80 },
         }),
       );
@@ -184,16 +164,16 @@ export async function measureSmallUrl(ctx: BenchContext, options: SmallUrlOption
     }
     return CASES.map((c, i) => ({
       name: `${c.name}: ${c.width}×${c.height} → ${c.resizeTo} px`,
-      serviceCpuMsPerImage: median(serviceSide.cpuMs[i]),
-      floorCpuMsPerImage: median(floorSide.cpuMs[i]),
-      nginxCpuMsPerImage: median(nginxSide.cpuMs[i]),
-      sharpCpuMsPerImage: median(rawCpuMs[i]),
+      serviceCpuMsPerImage: median(serviceSide.cpuMs[i] ?? []),
+      floorCpuMsPerImage: median(floorSide.cpuMs[i] ?? []),
+      nginxCpuMsPerImage: median(nginxSide.cpuMs[i] ?? []),
+      sharpCpuMsPerImage: median(rawCpuMs[i] ?? []),
       serviceThreads: medianThreads(serviceSide.threads?.[i]),
       floorThreads: medianThreads(floorSide.threads?.[i]),
     }));
   } finally {
     for (const close of closers.reverse()) await close();
-    origin.server.close();
+    await origin.close();
   }
 }
 
